@@ -1,0 +1,69 @@
+// gpuvet/env.h — the seams through which gpuvet touches the operating system.
+//
+// Every source of facts reads files, runs commands and looks at the clock only
+// through these interfaces, so tests can point it at a fixture tree, a fake
+// command or a fake clock. Implementations are safe to use from one thread at a
+// time unless they say otherwise; the real ones below are stateless and thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuvet/status.h"
+
+namespace gpuvet {
+
+// Read-only view of a file tree. Paths are absolute ("/proc/stat"); a rooted
+// implementation resolves them under its root directory, so a fixture tree
+// laid out like / stands in for the live machine.
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+  // Reads at most max_bytes; procfs/sysfs files report size 0, so read until EOF.
+  virtual Result<std::string> read_file(const std::string& path,
+                                        std::size_t max_bytes = 4 << 20) const = 0;
+  // Names of the entries (no "." or ".."), sorted.
+  virtual Result<std::vector<std::string>> list_dir(const std::string& path) const = 0;
+  // The canonical absolute path (symlinks resolved), expressed inside the root.
+  virtual Result<std::string> real_path(const std::string& path) const = 0;
+  virtual bool exists(const std::string& path) const = 0;
+};
+
+// root "/" is the live machine.
+std::unique_ptr<FileSystem> make_rooted_file_system(std::string root);
+
+struct CommandResult {
+  int exit_code = -1;         // -1 when killed or not started
+  std::string out;            // stdout, truncated at max_output
+  std::string err;            // stderr, truncated at max_output
+  bool timed_out = false;     // killed because it outlived its deadline
+  double duration_s = 0;
+};
+
+// Runs a program (no shell) with a deadline; the whole process group is killed
+// when the deadline passes, so a stuck child never hangs gpuvet.
+class CommandRunner {
+ public:
+  virtual ~CommandRunner() = default;
+  // Fails with kNotFound when the program does not exist.
+  virtual Result<CommandResult> run(const std::vector<std::string>& argv,
+                                    std::chrono::milliseconds timeout,
+                                    std::size_t max_output = 64 << 20) const = 0;
+};
+
+std::unique_ptr<CommandRunner> make_process_runner();
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual std::chrono::steady_clock::time_point now() const = 0;
+  virtual std::int64_t unix_now() const = 0;  // seconds since the epoch
+  virtual void sleep_for(std::chrono::milliseconds d) const = 0;
+};
+
+std::unique_ptr<Clock> make_system_clock();
+
+}  // namespace gpuvet

@@ -1,0 +1,286 @@
+// gpuvet/facts.h — the typed facts model: everything the triage playbook looks at.
+//
+// One model, filled by the live sources (NVML, sysfs/procfs, hwloc, the kernel
+// log) or, later, by the offline importers. Plain value types: copy them freely,
+// no thread affinity. Every field that a source may fail to read is a
+// std::optional; empty means "not known", never zero. Units are in the names.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuvet {
+
+// ---------------------------------------------------------------- host
+
+struct NumaNode {
+  int id = 0;
+  std::vector<int> cpus;                     // logical CPU ids, sorted
+  std::optional<std::uint64_t> memory_bytes;  // total memory of the node
+  std::vector<int> distances;                 // SLIT row: distance to node i, by position
+};
+
+// One sample window of per-core CPU use (from /proc/stat deltas).
+struct CpuCoreLoad {
+  int cpu = 0;
+  double busy_pct = 0;    // user+nice+system+irq+softirq+steal over the window
+  double iowait_pct = 0;
+  double steal_pct = 0;
+};
+
+struct DiskLoad {
+  std::string device;         // "nvme0n1", "sda"
+  double util_pct = 0;        // time with I/O in flight over the window
+  double read_bytes_per_s = 0;
+  double write_bytes_per_s = 0;
+};
+
+struct NicLoad {
+  std::string device;                           // "eth0", "ib0"
+  double rx_bytes_per_s = 0;
+  double tx_bytes_per_s = 0;
+  std::optional<double> speed_mbit_s;           // /sys/class/net/*/speed; empty when unknown
+  std::optional<double> peak_util_pct;          // max(rx,tx) vs line rate, when speed known
+};
+
+struct HostPressure {
+  double window_s = 0;                // length of the sample window
+  std::vector<CpuCoreLoad> cores;
+  std::optional<double> iowait_pct;   // whole-machine iowait over the window
+  std::vector<DiskLoad> disks;
+  std::vector<NicLoad> nics;
+};
+
+struct IommuState {
+  std::optional<bool> active;               // IOMMU groups exist / DMAR-IVRS in use
+  std::optional<bool> passthrough;          // iommu=pt / iommu.passthrough=1 on the cmdline
+  std::optional<std::string> cmdline_hint;  // the relevant kernel cmdline words
+};
+
+struct HostFacts {
+  std::optional<std::string> hostname;
+  std::optional<std::string> kernel;         // uname -r
+  std::optional<std::string> os;             // PRETTY_NAME of /etc/os-release
+  std::optional<std::string> cpu_model;
+  std::optional<int> logical_cpus;
+  std::optional<int> physical_cores;
+  std::optional<int> sockets;
+  std::optional<std::uint64_t> memory_bytes;
+  std::vector<NumaNode> numa_nodes;
+  std::optional<std::string> driver_version;     // NVIDIA kernel driver, e.g. "580.159.04"
+  std::optional<std::string> nvml_version;       // e.g. "13.580.159.04"
+  std::optional<std::string> cuda_driver_version;  // from NVML, e.g. "13.0"
+  std::optional<bool> nvlink_disabled_by_driver;   // NvLinkDisable in /proc/driver/nvidia/params
+  std::map<std::string, std::string> driver_params;  // a few relevant driver params, raw
+  std::optional<bool> virtual_machine;            // hypervisor flag in /proc/cpuinfo
+  IommuState iommu;
+  std::optional<HostPressure> pressure;
+};
+
+// ---------------------------------------------------------------- per GPU
+
+struct PcieLink {
+  std::optional<int> gen_current;
+  std::optional<int> gen_max;          // max of device and slot together (what NVML calls max)
+  std::optional<int> gen_device_max;   // what the GPU itself supports
+  std::optional<int> width_current;
+  std::optional<int> width_max;
+  std::optional<std::uint64_t> replay_counter;
+};
+
+// Clock-event ("throttle") reasons: one bit set of NVML's
+// nvmlClocksEventReason* values, decoded into names.
+struct ClockEventReasons {
+  std::optional<std::uint64_t> active_mask;
+  std::vector<std::string> active;  // "idle", "sw_power_cap", "hw_slowdown", ...
+  // Accumulated time (ns) spent limited, by reason ("power", "thermal",
+  // "sync_boost", "board_limit", "low_utilization", "reliability").
+  std::map<std::string, std::uint64_t> accumulated_ns;
+};
+
+struct Clocks {
+  std::optional<int> sm_mhz;
+  std::optional<int> mem_mhz;
+  std::optional<int> sm_max_mhz;
+  std::optional<int> mem_max_mhz;
+};
+
+struct Thermal {
+  std::optional<int> gpu_c;               // absolute temperature
+  std::optional<int> margin_c;            // "T.Limit": degrees left before slowdown
+  std::optional<int> slowdown_c;          // absolute limits, where the GPU reports them
+  std::optional<int> shutdown_c;
+  std::optional<int> gpu_max_operating_c;
+  std::optional<int> memory_max_c;
+  std::optional<int> memory_c;
+};
+
+struct Power {
+  std::optional<double> draw_w;
+  std::optional<double> limit_w;          // management limit in force
+  std::optional<double> enforced_limit_w;
+  std::optional<double> default_limit_w;
+};
+
+struct EccCounts {
+  std::optional<std::uint64_t> corrected;
+  std::optional<std::uint64_t> uncorrected;
+};
+
+struct Ecc {
+  std::optional<bool> enabled;          // current mode
+  std::optional<bool> pending_enabled;  // mode after next reboot
+  EccCounts volatile_counts;            // since last driver load
+  EccCounts aggregate_counts;           // lifetime
+  std::optional<int> retired_pages_sbe;
+  std::optional<int> retired_pages_dbe;
+  std::optional<bool> retired_pages_pending;
+  std::optional<int> remapped_rows_correctable;
+  std::optional<int> remapped_rows_uncorrectable;
+  std::optional<bool> remapping_pending;
+  std::optional<bool> remapping_failed;
+};
+
+struct Memory {
+  std::optional<std::uint64_t> total_bytes;
+  std::optional<std::uint64_t> used_bytes;
+};
+
+struct Utilization {
+  std::optional<int> gpu_pct;
+  std::optional<int> memory_pct;
+};
+
+struct NvLink {
+  int link = 0;
+  std::optional<bool> active;
+  std::optional<int> version;
+  std::optional<std::string> remote_pci_bus_id;  // normalised "0000:18:00.0"
+  std::optional<int> remote_gpu;                 // index of the GPU at the far end, if ours
+};
+
+struct Fabric {
+  std::optional<std::string> state;   // "not_supported", "not_started", "in_progress", "completed"
+  std::optional<std::string> status;  // NVML return code name of the registration
+  std::optional<std::uint32_t> clique_id;
+  std::optional<std::string> cluster_uuid;
+};
+
+struct GpuFacts {
+  int index = 0;
+  // Set when the GPU did not answer (timed out, lost). The other fields hold
+  // whatever was read before it stopped answering.
+  std::optional<std::string> unresponsive;
+  std::optional<std::string> uuid;
+  std::optional<std::string> name;
+  std::optional<std::string> serial;
+  std::optional<std::string> vbios;
+  std::optional<std::string> pci_bus_id;  // normalised "0000:18:00.0"
+  PcieLink pcie;
+  std::optional<int> numa_node;
+  std::vector<int> cpu_affinity;          // logical CPUs close to the GPU
+  Clocks clocks;
+  ClockEventReasons clock_events;
+  Thermal thermal;
+  Power power;
+  Ecc ecc;
+  Memory memory;
+  Utilization utilization;
+  std::optional<bool> mig_enabled;
+  std::optional<std::string> persistence_mode;  // "enabled" / "disabled"
+  std::optional<int> pstate;                    // 0 for P0
+  std::vector<NvLink> nvlinks;
+  Fabric fabric;
+  // PCIe Access Control Services on the bridges between the GPU and the root
+  // port: true when one of them redirects peer requests (RR/CR set), which
+  // forces P2P through the root complex. Empty when config space was unreadable.
+  std::optional<bool> acs_redirects_p2p;
+  std::vector<std::string> acs_bridges;  // bridges with RR/CR set, for evidence
+  std::optional<std::string> iommu_group;
+  // Fields that could not be read, with why ("pcie.replay_counter: NOT_SUPPORTED").
+  std::vector<std::string> unreadable;
+};
+
+// ---------------------------------------------------------------- pairs
+
+enum class PathType { kNVLink, kPIX, kPXB, kPHB, kNODE, kSYS, kSelf, kUnknown };
+const char* path_type_name(PathType type);  // "NV", "PIX", ...
+
+// One P2P capability as nvidia-smi topo -p2p shows it.
+enum class P2PStatus { kOk, kChipsetNotSupported, kGpuNotSupported, kTopologyNotSupported,
+                       kDisabledByRegkey, kNotSupported, kUnknown };
+const char* p2p_status_code(P2PStatus status);  // "OK", "CNS", "GNS", "TNS", "DR", "NS", "U"
+
+struct GpuPair {
+  int a = 0;
+  int b = 0;
+  PathType path = PathType::kUnknown;
+  std::optional<int> nvlinks;  // NV# : number of links joining a and b
+  std::optional<P2PStatus> p2p_read;
+  std::optional<P2PStatus> p2p_write;
+  std::optional<P2PStatus> p2p_nvlink;
+  std::optional<P2PStatus> p2p_atomics;
+};
+
+// ---------------------------------------------------------------- events
+
+struct XidEvent {
+  int code = 0;
+  std::optional<std::string> pci_bus_id;   // "0000:3b:00.0" as the driver printed it
+  std::optional<int> gpu;                  // index, when the bus id matches one of ours
+  std::optional<double> uptime_s;          // seconds since boot (dmesg timestamp)
+  std::optional<std::int64_t> unix_time;   // wall clock, when it can be known
+  std::optional<int> pid;
+  std::optional<std::string> process;
+  std::string message;                     // the rest of the line
+};
+
+struct KernelLog {
+  std::string source;       // "/dev/kmsg", "dmesg", "journalctl -k", file name…
+  bool readable = false;
+  std::optional<std::string> why_unreadable;
+  std::vector<XidEvent> xids;
+  std::vector<std::string> fallen_off_bus;  // "GPU has fallen off the bus" lines
+};
+
+// ---------------------------------------------------------------- processes
+
+struct ProcessFacts {
+  int host_pid = 0;                  // as NVML reports it
+  std::optional<int> local_pid;      // the same process in our PID namespace, if visible
+  std::vector<int> ns_pids;          // NSpid: outermost visible namespace first
+  int gpu = 0;                       // GPU index
+  std::optional<std::string> name;
+  std::optional<std::uint64_t> used_memory_bytes;
+  std::optional<std::string> cpus_allowed;  // Cpus_allowed_list, raw
+  std::vector<int> cpus_allowed_ids;
+  std::optional<std::string> mems_allowed;  // Mems_allowed_list, raw
+  std::vector<int> mems_allowed_ids;
+};
+
+// ---------------------------------------------------------------- the whole
+
+struct SourceInfo {
+  std::string name;            // "nvml", "sysfs", "procfs", "hwloc", "kernel-log"
+  bool ok = false;
+  std::string detail;          // library path and version, or why it failed
+  double duration_ms = 0;
+};
+
+struct Facts {
+  HostFacts host;
+  std::vector<GpuFacts> gpus;
+  std::vector<GpuPair> pairs;        // a < b
+  KernelLog kernel_log;
+  std::vector<ProcessFacts> processes;
+  std::vector<SourceInfo> sources;
+  std::vector<std::string> notes;    // what could not be checked and why
+  // True when GPU facts are missing because the driver/NVML could not answer
+  // at all (not installed, stub library, version mismatch, init timeout).
+  bool gpu_facts_unavailable = false;
+};
+
+}  // namespace gpuvet

@@ -1,0 +1,30 @@
+// gpuvet/report.h — render facts for people (terminal) and for programs (JSON).
+//
+// The JSON follows the contract in docs/json-schema.md ("gpuvet.report/1"):
+// keys are added over time, never renamed; unknown values are null, never 0.
+// Pure functions of their input; thread-safe.
+#pragma once
+
+#include <string>
+
+#include "gpuvet/facts.h"
+
+namespace gpuvet {
+
+struct JsonOptions {
+  std::string command = "facts";
+  int indent = 2;  // -1 for one line
+};
+
+std::string facts_to_json(const Facts& facts, const JsonOptions& options = {});
+
+struct TextOptions {
+  bool color = false;  // ANSI colours (only when stdout is a TTY)
+  bool verbose = false;
+};
+
+// nvidia-smi-like GPU table, the pair matrix with P2P marks, NUMA affinity,
+// processes, Xids and notes.
+std::string render_facts_text(const Facts& facts, const TextOptions& options = {});
+
+}  // namespace gpuvet

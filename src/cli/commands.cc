@@ -1,0 +1,101 @@
+#include "cli/commands.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <iostream>
+
+#include "gpuvet/collect.h"
+#include "gpuvet/report.h"
+
+namespace gpuvet::cli {
+
+namespace {
+
+std::chrono::milliseconds seconds_to_ms(double s) {
+  return std::chrono::milliseconds(static_cast<long long>(std::llround(s * 1000.0)));
+}
+
+struct FactsArgs {
+  bool json = false;
+  bool verbose = false;
+  bool no_color = false;
+  std::string nvml;
+  std::string root = "/";
+  double gpu_timeout_s = 3.0;
+  double init_timeout_s = 4.0;
+  double sample_window_s = 0.05;
+  bool no_kernel_log = false;
+};
+
+// Exit code of `gpuvet facts`: 3 when it could not run as asked, 2 when GPU
+// facts are missing (no driver, stub, mismatch, hung or lost GPU), 1 when some
+// GPU fields failed to read, 0 otherwise.
+int facts_exit_code(const Collection& c, const CollectOptions& o) {
+  if (o.nvml_library_given_by_user && (c.nvml_failure == "library-missing" || c.nvml_failure == "library-invalid"))
+    return kExitUnusable;
+  if (c.facts.gpu_facts_unavailable) return kExitCritical;
+  for (const auto& g : c.facts.gpus)
+    if (g.unresponsive) return kExitCritical;
+  for (const auto& g : c.facts.gpus)
+    if (!g.unreadable.empty()) return kExitWarning;
+  return kExitOk;
+}
+
+std::function<Outcome()> setup_facts(CLI::App& app) {
+  auto args = std::make_shared<FactsArgs>();
+  app.add_flag("--json", args->json, "Print the facts as JSON (schema gpuvet.report/1)");
+  app.add_flag("-v,--verbose", args->verbose, "Show every Xid event and unreadable field");
+  app.add_flag("--no-color", args->no_color, "No ANSI colours even on a terminal");
+  app.add_option("--nvml", args->nvml, "NVML library to load (default libnvidia-ml.so.1, or $GPUVET_NVML_LIBRARY)");
+  app.add_option("--root", args->root, "Read /proc and /sys under this directory (a saved tree)")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--gpu-timeout", args->gpu_timeout_s, "Seconds a GPU may take to answer before it is reported hung")
+      ->check(CLI::Range(0.05, 600.0));
+  app.add_option("--init-timeout", args->init_timeout_s, "Seconds NVML initialisation may take")
+      ->check(CLI::Range(0.05, 600.0));
+  app.add_option("--sample-window", args->sample_window_s,
+                 "Seconds of host CPU/disk/NIC sampling (0 to skip); runs while GPUs are probed")
+      ->check(CLI::Range(0.0, 60.0));
+  app.add_flag("--no-kernel-log", args->no_kernel_log, "Do not read the kernel log for Xid events");
+  return [args]() {
+    CollectOptions o;
+    o.root = args->root;
+    o.nvml_library = args->nvml;
+    o.nvml_library_given_by_user = !args->nvml.empty();
+    o.gpu_timeout = seconds_to_ms(args->gpu_timeout_s);
+    o.init_timeout = seconds_to_ms(args->init_timeout_s);
+    o.pressure_window = seconds_to_ms(args->sample_window_s);
+    o.kernel_log = !args->no_kernel_log;
+    auto fs = make_rooted_file_system(o.root);
+    auto runner = make_process_runner();
+    auto clock = make_system_clock();
+    Collection c = collect_facts(o, Env{*fs, *runner, *clock});
+    const Outcome outcome{facts_exit_code(c, o), c.abandoned_probes};
+    if (outcome.exit_code == kExitUnusable) {
+      std::cerr << "gpuvet: " << (c.facts.notes.empty() ? "cannot load NVML" : c.facts.notes.back()) << "\n";
+      return outcome;
+    }
+    if (args->json) {
+      std::cout << facts_to_json(c.facts) << "\n";
+    } else {
+      TextOptions t;
+      t.color = !args->no_color && ::isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+      t.verbose = args->verbose;
+      std::cout << render_facts_text(c.facts, t);
+    }
+    return outcome;
+  };
+}
+
+}  // namespace
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> kCommands = {
+      {"facts", "Collect and print what the node is: GPUs, links, topology, P2P, NUMA, clocks, ECC, Xids, processes",
+       setup_facts},
+  };
+  return kCommands;
+}
+
+}  // namespace gpuvet::cli

@@ -1,0 +1,49 @@
+// gpuvet — why a multi-GPU machine is slower, jerkier or flakier than it should be.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+#ifdef GPUVET_PORTABLE
+  // The static hwloc must not load the host's hwloc plugins (built for another hwloc).
+  ::setenv("HWLOC_PLUGINS_PATH", "/nonexistent/gpuvet-no-hwloc-plugins", 0);
+#endif
+  CLI::App app{"gpuvet: find out why a multi-GPU machine is slower, jerkier or flakier than it should be"};
+  app.set_version_flag("--version", "gpuvet " GPUVET_VERSION);
+  app.require_subcommand(1);
+  std::function<gpuvet::cli::Outcome()> run;
+  for (const auto& cmd : gpuvet::cli::commands()) {
+    CLI::App* sub = app.add_subcommand(cmd.name, cmd.summary);
+    auto handler = cmd.setup(*sub);
+    sub->callback([&run, handler] { run = handler; });
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return gpuvet::cli::kExitUnusable;
+  }
+  gpuvet::cli::Outcome outcome;
+  try {
+    if (run) outcome = run();
+  } catch (const std::exception& e) {
+    std::cerr << "gpuvet: " << e.what() << "\n";
+    outcome.exit_code = gpuvet::cli::kExitUnusable;
+  }
+  if (outcome.abandoned_probes) {
+    std::cout.flush();
+    std::fflush(nullptr);
+    ::_exit(outcome.exit_code);
+  }
+  return outcome.exit_code;
+}

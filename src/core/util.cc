@@ -1,0 +1,183 @@
+#include "core/util.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <cstdio>
+#include <set>
+
+namespace gpuvet {
+
+std::string_view trim(std::string_view s) {
+  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    auto pos = s.find(sep, start);
+    if (pos == std::string_view::npos) {
+      parts.push_back(s.substr(start));
+      return parts;
+    }
+    parts.push_back(s.substr(start, pos - start));
+    start = pos + 1;
+  }
+}
+
+std::vector<std::string_view> split_lines(std::string_view s) {
+  std::vector<std::string_view> lines;
+  std::size_t start = 0;
+  while (start < s.size()) {
+    auto pos = s.find('\n', start);
+    if (pos == std::string_view::npos) pos = s.size();
+    auto line = s.substr(start, pos - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back(line);
+    start = pos + 1;
+  }
+  return lines;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+std::string to_lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::optional<std::int64_t> parse_int(std::string_view s) {
+  s = trim(s);
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  std::int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<std::uint64_t> parse_uint(std::string_view s) {
+  s = trim(s);
+  std::uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parse_double(std::string_view s) {
+  s = trim(s);
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+namespace {
+constexpr int kMaxCpuId = 1 << 16;  // well above any real machine; bounds garbage ranges
+}
+
+std::optional<std::vector<int>> parse_cpu_list(std::string_view s) {
+  s = trim(s);
+  std::set<int> ids;
+  if (s.empty()) return std::vector<int>{};
+  for (auto part : split(s, ',')) {
+    part = trim(part);
+    if (part.empty()) return std::nullopt;
+    auto dash = part.find('-');
+    if (dash == std::string_view::npos) {
+      auto v = parse_int(part);
+      if (!v || *v < 0 || *v >= kMaxCpuId) return std::nullopt;
+      ids.insert(static_cast<int>(*v));
+    } else {
+      auto lo = parse_int(part.substr(0, dash));
+      auto rest = part.substr(dash + 1);
+      int stride = 1;
+      if (auto colon = rest.find(':'); colon != std::string_view::npos) {  // "0-31:2"
+        auto st = parse_int(rest.substr(colon + 1));
+        if (!st || *st <= 0) return std::nullopt;
+        stride = static_cast<int>(*st);
+        rest = rest.substr(0, colon);
+      }
+      auto hi = parse_int(rest);
+      if (!lo || !hi || *lo < 0 || *hi < *lo || *hi >= kMaxCpuId) return std::nullopt;
+      for (auto i = *lo; i <= *hi; i += stride) ids.insert(static_cast<int>(i));
+    }
+  }
+  return std::vector<int>(ids.begin(), ids.end());
+}
+
+std::string format_cpu_list(const std::vector<int>& cpus) {
+  std::vector<int> v(cpus);
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  std::string out;
+  for (std::size_t i = 0; i < v.size();) {
+    std::size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(v[i]);
+    if (j > i) out += '-' + std::to_string(v[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::optional<std::vector<int>> parse_cpu_mask(std::string_view s) {
+  s = trim(s);
+  if (s.empty()) return std::nullopt;
+  std::vector<int> ids;
+  auto words = split(s, ',');
+  if (words.size() * 32 > static_cast<std::size_t>(kMaxCpuId)) return std::nullopt;
+  int base = 0;
+  for (auto it = words.rbegin(); it != words.rend(); ++it, base += 32) {
+    auto w = trim(*it);
+    std::uint32_t v = 0;
+    auto [p, ec] = std::from_chars(w.data(), w.data() + w.size(), v, 16);
+    if (w.empty() || w.size() > 8 || ec != std::errc() || p != w.data() + w.size()) return std::nullopt;
+    for (int bit = 0; bit < 32; ++bit)
+      if (v & (1u << bit)) ids.push_back(base + bit);
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+std::optional<std::string> normalize_pci_bus_id(std::string_view s) {
+  s = trim(s);
+  if (starts_with(s, "PCI:") || starts_with(s, "pci:")) s.remove_prefix(4);
+  // Parse from the right: [domain:]bus:device[.function]
+  auto hex = [](std::string_view t, std::uint32_t max) -> std::optional<std::uint32_t> {
+    t = trim(t);
+    std::uint32_t v = 0;
+    auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v, 16);
+    if (t.empty() || t.size() > 8 || ec != std::errc() || p != t.data() + t.size() || v > max) return std::nullopt;
+    return v;
+  };
+  std::uint32_t function = 0;
+  if (auto dot = s.rfind('.'); dot != std::string_view::npos) {
+    auto f = hex(s.substr(dot + 1), 7);
+    if (!f) return std::nullopt;
+    function = *f;
+    s = s.substr(0, dot);
+  }
+  auto parts = split(s, ':');
+  if (parts.size() < 2 || parts.size() > 3) return std::nullopt;
+  std::uint32_t domain = 0;
+  if (parts.size() == 3) {
+    auto d = hex(parts[0], 0xffffffff);
+    if (!d || *d > 0xffff) return std::nullopt;
+    domain = *d;
+  }
+  auto bus = hex(parts[parts.size() - 2], 0xff);
+  auto dev = hex(parts[parts.size() - 1], 0x1f);
+  if (!bus || !dev) return std::nullopt;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", domain, *bus, *dev, function);
+  return std::string(buf);
+}
+
+}  // namespace gpuvet

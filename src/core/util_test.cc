@@ -1,0 +1,58 @@
+#include "core/util.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuvet {
+namespace {
+
+TEST(UtilTest, CpuListRoundTrip) {
+  auto ids = parse_cpu_list("0-3,8,10-11");
+  ASSERT_TRUE(ids);
+  EXPECT_EQ(*ids, (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_EQ(format_cpu_list(*ids), "0-3,8,10-11");
+  EXPECT_EQ(parse_cpu_list("0-6:2").value(), (std::vector<int>{0, 2, 4, 6}));
+  EXPECT_TRUE(parse_cpu_list("")->empty());
+  EXPECT_TRUE(parse_cpu_list(" 5\n").has_value());
+}
+
+TEST(UtilTest, CpuListRejectsGarbage) {
+  EXPECT_FALSE(parse_cpu_list("abc"));
+  EXPECT_FALSE(parse_cpu_list("3-1"));
+  EXPECT_FALSE(parse_cpu_list("0-4000000000"));  // would allocate gigabytes if trusted
+  EXPECT_FALSE(parse_cpu_list("1,,2"));
+  EXPECT_FALSE(parse_cpu_list("-1"));
+}
+
+TEST(UtilTest, CpuMask) {
+  EXPECT_EQ(parse_cpu_mask("ff,00000001").value(), (std::vector<int>{0, 32, 33, 34, 35, 36, 37, 38, 39}));
+  EXPECT_FALSE(parse_cpu_mask("zz"));
+}
+
+TEST(UtilTest, PciBusIdForms) {
+  EXPECT_EQ(normalize_pci_bus_id("00000000:3B:00.0").value(), "0000:3b:00.0");
+  EXPECT_EQ(normalize_pci_bus_id("0000:3b:00.0").value(), "0000:3b:00.0");
+  EXPECT_EQ(normalize_pci_bus_id("PCI:0000:3b:00").value(), "0000:3b:00.0");
+  EXPECT_EQ(normalize_pci_bus_id("3b:00.1").value(), "0000:3b:00.1");
+  EXPECT_EQ(normalize_pci_bus_id("00000001:C1:1F.7").value(), "0001:c1:1f.7");
+  EXPECT_FALSE(normalize_pci_bus_id("GPU-1234"));
+  EXPECT_FALSE(normalize_pci_bus_id("0000:3b:40.0"));  // device > 0x1f
+  EXPECT_FALSE(normalize_pci_bus_id(""));
+}
+
+TEST(UtilTest, Numbers) {
+  EXPECT_EQ(parse_int(" -12 ").value(), -12);
+  EXPECT_FALSE(parse_int("12a"));
+  EXPECT_EQ(parse_uint("18446744073709551615").value(), 18446744073709551615ull);
+  EXPECT_DOUBLE_EQ(parse_double("26.562").value(), 26.562);
+  EXPECT_FALSE(parse_double("N/A"));
+}
+
+TEST(UtilTest, SplitLinesHandlesCrlfAndNoFinalNewline) {
+  auto lines = split_lines("a\r\nb\nc");
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "a");
+  EXPECT_EQ(lines[2], "c");
+}
+
+}  // namespace
+}  // namespace gpuvet

@@ -1,0 +1,159 @@
+#include "gpuvet/collect.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <future>
+#include <map>
+
+#include "core/util.h"
+#include "probe/host_sysfs.h"
+#include "probe/hwloc_topology.h"
+#include "probe/kernel_log_source.h"
+#include "probe/nvml_probe.h"
+#include "probe/pressure.h"
+#include "probe/process_binding.h"
+
+namespace gpuvet {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+double ms_since(SteadyClock::time_point t) {
+  return std::chrono::duration<double, std::milli>(SteadyClock::now() - t).count();
+}
+
+void fill_host_topology(const CollectOptions& options, const Env& env, Facts& facts) {
+  auto& host = facts.host;
+  const auto start = SteadyClock::now();
+  if (options.hwloc && options.root == "/") {
+    auto hw = probe::read_hwloc_host();
+    if (hw.is_ok()) {
+      const auto& h = hw.value();
+      if (!host.cpu_model && h.cpu_model) host.cpu_model = h.cpu_model;
+      if (h.logical_cpus > 0) host.logical_cpus = h.logical_cpus;
+      if (h.cores > 0) host.physical_cores = h.cores;
+      if (h.packages > 0) host.sockets = h.packages;
+      host.numa_nodes = h.numa_nodes;
+      facts.sources.push_back({"hwloc", true, "hwloc " + h.version, ms_since(start)});
+      return;
+    }
+    facts.sources.push_back({"hwloc", false, hw.status().to_string(), ms_since(start)});
+    facts.notes.push_back("hwloc could not read the topology (" + hw.status().to_string() + "); using sysfs");
+  }
+  auto nodes = probe::read_numa_nodes(env.fs);
+  if (nodes.is_ok()) {
+    host.numa_nodes = std::move(nodes.value());
+  } else {
+    facts.notes.push_back("NUMA topology unreadable: " + nodes.status().to_string());
+  }
+}
+
+void map_xids_to_gpus(Facts& facts) {
+  std::map<std::string, int> by_bus;
+  for (const auto& g : facts.gpus)
+    if (g.pci_bus_id) by_bus[*g.pci_bus_id] = g.index;
+  for (auto& x : facts.kernel_log.xids)
+    if (x.pci_bus_id)
+      if (auto it = by_bus.find(*x.pci_bus_id); it != by_bus.end()) x.gpu = it->second;
+}
+
+}  // namespace
+
+Collection collect_facts(const CollectOptions& options, const Env& env) {
+  Collection out;
+  Facts& facts = out.facts;
+
+  // The slow, independent sources start first and run while NVML is probed.
+  std::future<Result<HostPressure>> pressure;
+  if (options.pressure_window.count() > 0)
+    pressure = std::async(std::launch::async, [&] {
+      return probe::sample_host_pressure(env.fs, env.clock, options.pressure_window);
+    });
+  std::future<KernelLog> kernel_log;
+  if (options.kernel_log)
+    kernel_log = std::async(std::launch::async, [&] {
+      auto kmsg = probe::make_rooted_kmsg_reader(options.root);
+      return probe::read_live_kernel_log(env.fs, *kmsg, env.runner, options.command_timeout);
+    });
+
+  // Host identity and topology.
+  {
+    const auto start = SteadyClock::now();
+    probe::read_host_identity(env.fs, facts.host, facts.notes);
+    probe::read_nvidia_driver_info(env.fs, facts.host, facts.notes);
+    facts.host.iommu = probe::read_iommu_state(env.fs);
+    facts.sources.push_back({"procfs", true, "root " + options.root, ms_since(start)});
+  }
+  fill_host_topology(options, env, facts);
+
+  // GPUs.
+  probe::NvmlProbeOptions nvml;
+  nvml.library = options.nvml_library;
+  nvml.library_given_by_user = options.nvml_library_given_by_user;
+  if (nvml.library.empty()) {
+    const char* env_lib = std::getenv("GPUVET_NVML_LIBRARY");
+    nvml.library = env_lib && *env_lib ? env_lib : "libnvidia-ml.so.1";
+    nvml.library_given_by_user = env_lib && *env_lib;
+  }
+  nvml.init_timeout = options.init_timeout;
+  nvml.gpu_timeout = options.gpu_timeout;
+  auto gpus = probe::probe_nvml(nvml);
+  out.abandoned_probes = gpus.abandoned_threads;
+  out.nvml_failure = probe::nvml_failure_name(gpus.failure);
+  if (gpus.failure != probe::NvmlFailure::kNone) {
+    facts.gpu_facts_unavailable = true;
+    facts.notes.push_back(gpus.failure_message);
+    facts.sources.push_back({"nvml", false, gpus.failure_message, gpus.duration_ms});
+  } else {
+    facts.sources.push_back({"nvml", true,
+                             fmt::format("{} ({})", gpus.library_path, gpus.symbol_versions), gpus.duration_ms});
+  }
+  if (gpus.driver_version) facts.host.driver_version = gpus.driver_version;
+  facts.host.nvml_version = gpus.nvml_version;
+  facts.host.cuda_driver_version = gpus.cuda_driver_version;
+  facts.gpus = std::move(gpus.gpus);
+  facts.pairs = std::move(gpus.pairs);
+  facts.processes = std::move(gpus.processes);
+  for (auto& n : gpus.notes) facts.notes.push_back(std::move(n));
+
+  {
+    const auto start = SteadyClock::now();
+    for (auto& g : facts.gpus) {
+      if (g.unresponsive)
+        facts.notes.push_back(fmt::format("GPU{} {}", g.index, *g.unresponsive));
+      probe::read_gpu_sysfs(env.fs, g, facts.notes);
+    }
+    for (auto& p : facts.processes) probe::read_process_binding(env.fs, p, facts.notes);
+    if (!facts.processes.empty() && probe::in_child_pid_namespace(env.fs).value_or(false))
+      facts.notes.push_back(
+          "gpuvet runs inside a PID namespace (container): NVML reports host PIDs, mapped here through NSpid "
+          "where the process is visible");
+    if (!facts.gpus.empty()) facts.sources.push_back({"sysfs", true, "PCI, NUMA, ACS per GPU", ms_since(start)});
+  }
+  if (!facts.gpu_facts_unavailable && facts.gpus.empty())
+    facts.notes.push_back("NVML answered but reports no GPU (driver loaded, 0 devices visible to this process)");
+
+  if (kernel_log.valid()) {
+    const auto start = SteadyClock::now();
+    facts.kernel_log = kernel_log.get();
+    map_xids_to_gpus(facts);
+    if (!facts.kernel_log.readable)
+      facts.notes.push_back("Xid events not checked: kernel log unreadable (" +
+                            facts.kernel_log.why_unreadable.value_or("unknown reason") + ")");
+    facts.sources.push_back({"kernel-log", facts.kernel_log.readable,
+                             facts.kernel_log.readable ? facts.kernel_log.source
+                                                       : facts.kernel_log.why_unreadable.value_or(""),
+                             ms_since(start)});
+  }
+  if (pressure.valid()) {
+    auto p = pressure.get();
+    if (p.is_ok())
+      facts.host.pressure = std::move(p.value());
+    else
+      facts.notes.push_back("host pressure not sampled: " + p.status().to_string());
+  }
+  return out;
+}
+
+}  // namespace gpuvet

@@ -1,0 +1,82 @@
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "gpuvet/report.h"
+
+namespace gpuvet {
+namespace {
+
+Facts two_gpus() {
+  Facts f;
+  f.host.hostname = "node7";
+  f.host.numa_nodes.push_back({0, {0, 1, 2, 3}, 1ull << 30, {10, 21}});
+  GpuFacts g0;
+  g0.index = 0;
+  g0.name = "NVIDIA H100 80GB HBM3";
+  g0.pcie.gen_current = 5;
+  g0.cpu_affinity = {0, 1, 2, 3};
+  GpuFacts g1;
+  g1.index = 1;
+  g1.unresponsive = "not responding: nvmlDeviceGetName did not return within 3.0 s (probe timed out)";
+  f.gpus = {g0, g1};
+  GpuPair p;
+  p.a = 0;
+  p.b = 1;
+  p.path = PathType::kNVLink;
+  p.nvlinks = 18;
+  p.p2p_read = P2PStatus::kOk;
+  p.p2p_write = P2PStatus::kChipsetNotSupported;
+  f.pairs = {p};
+  f.notes = {"a note"};
+  return f;
+}
+
+TEST(JsonTest, UnknownIsNullNeverZero) {
+  auto j = nlohmann::json::parse(facts_to_json(two_gpus()));
+  EXPECT_EQ(j["schema"], "gpuvet.report/1");
+  EXPECT_EQ(j["tool"]["name"], "gpuvet");
+  EXPECT_EQ(j["host"]["hostname"], "node7");
+  EXPECT_TRUE(j["host"]["kernel"].is_null());
+  EXPECT_EQ(j["host"]["numa_nodes"][0]["cpus"], "0-3");
+  EXPECT_EQ(j["host"]["numa_nodes"][0]["distances"][1], 21);
+  EXPECT_EQ(j["gpus"][0]["pcie"]["gen_current"], 5);
+  EXPECT_TRUE(j["gpus"][0]["pcie"]["width_current"].is_null());
+  EXPECT_TRUE(j["gpus"][0]["clocks"]["sm_mhz"].is_null());
+  EXPECT_EQ(j["gpus"][0]["cpu_affinity"], "0-3");
+  EXPECT_TRUE(j["gpus"][0]["unresponsive"].is_null());
+  EXPECT_NE(j["gpus"][1]["unresponsive"].get<std::string>().find("did not return"), std::string::npos);
+  EXPECT_EQ(j["pairs"][0]["path"], "NV18");
+  EXPECT_EQ(j["pairs"][0]["subject"], "GPU0-GPU1");
+  EXPECT_EQ(j["pairs"][0]["p2p"]["read"], "OK");
+  EXPECT_EQ(j["pairs"][0]["p2p"]["write"], "CNS");
+  EXPECT_TRUE(j["pairs"][0]["p2p"]["atomics"].is_null());
+  EXPECT_EQ(j["notes"][0], "a note");
+}
+
+TEST(JsonTest, InvalidUtf8FromADeviceDoesNotAbort) {
+  Facts f = two_gpus();
+  f.gpus[0].name = std::string("bad\xff\xfe name");
+  auto text = facts_to_json(f);
+  EXPECT_NO_THROW((void)nlohmann::json::parse(text));
+}
+
+TEST(TextTest, ShowsUnresponsiveGpuMatrixAndNotes) {
+  auto text = render_facts_text(two_gpus());
+  EXPECT_NE(text.find("GPU1 not responding"), std::string::npos);
+  EXPECT_NE(text.find("NV18"), std::string::npos);
+  EXPECT_NE(text.find("OK/CNS/-/-"), std::string::npos);
+  EXPECT_NE(text.find("a note"), std::string::npos);
+  EXPECT_EQ(text.find("\x1b["), std::string::npos);  // no colour unless asked
+}
+
+TEST(TextTest, NoGpuSaysSo) {
+  Facts f;
+  f.gpu_facts_unavailable = true;
+  f.notes = {"NVIDIA driver library libnvidia-ml.so.1 not found"};
+  auto text = render_facts_text(f);
+  EXPECT_NE(text.find("No GPU facts"), std::string::npos);
+  EXPECT_NE(text.find("libnvidia-ml.so.1 not found"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuvet

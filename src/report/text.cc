@@ -1,0 +1,224 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/util.h"
+#include "gpuvet/report.h"
+
+namespace gpuvet {
+namespace {
+
+constexpr const char* kRed = "\x1b[31m";
+constexpr const char* kYellow = "\x1b[33m";
+constexpr const char* kBold = "\x1b[1m";
+constexpr const char* kReset = "\x1b[0m";
+
+std::string dash() { return "-"; }
+
+template <typename T>
+std::string or_dash(const std::optional<T>& v) {
+  if (!v) return dash();
+  return fmt::format("{}", *v);
+}
+
+std::string gib(std::uint64_t bytes) { return fmt::format("{:.0f}", bytes / (1024.0 * 1024.0 * 1024.0)); }
+std::string mib(std::uint64_t bytes) { return fmt::format("{}", bytes / (1024 * 1024)); }
+
+std::string link_text(const PcieLink& l) {
+  if (!l.gen_current && !l.width_current) return dash();
+  std::string s = fmt::format("Gen{}/{} x{}/{}", or_dash(l.gen_current), or_dash(l.gen_max), or_dash(l.width_current),
+                              or_dash(l.width_max));
+  return s;
+}
+
+std::string temp_text(const Thermal& t) {
+  if (t.gpu_c && t.margin_c) return fmt::format("{}C ({}C left)", *t.gpu_c, *t.margin_c);
+  if (t.gpu_c) return fmt::format("{}C", *t.gpu_c);
+  if (t.margin_c) return fmt::format("{}C left", *t.margin_c);
+  return dash();
+}
+
+std::string pair_cell(const Facts& facts, int a, int b) {
+  if (a == b) return "X";
+  for (const auto& p : facts.pairs) {
+    if ((p.a == a && p.b == b) || (p.a == b && p.b == a)) {
+      if (p.path == PathType::kNVLink && p.nvlinks) return "NV" + std::to_string(*p.nvlinks);
+      return path_type_name(p.path);
+    }
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string render_facts_text(const Facts& facts, const TextOptions& options) {
+  std::ostringstream o;
+  auto c = [&](const char* code) { return options.color ? code : ""; };
+  const auto& h = facts.host;
+
+  o << c(kBold) << "Host " << h.hostname.value_or("(unknown host)") << c(kReset);
+  if (h.kernel) o << "  Linux " << *h.kernel;
+  if (h.os) o << "  " << *h.os;
+  if (h.virtual_machine.value_or(false)) o << "  (virtual machine)";
+  o << "\n";
+  o << "  CPU " << h.cpu_model.value_or("unknown model");
+  if (h.sockets) o << ", " << *h.sockets << " socket(s)";
+  if (h.physical_cores) o << ", " << *h.physical_cores << " cores";
+  if (h.logical_cpus) o << ", " << *h.logical_cpus << " threads";
+  if (h.memory_bytes) o << ", " << gib(*h.memory_bytes) << " GiB RAM";
+  o << "\n";
+  for (const auto& n : h.numa_nodes) {
+    o << fmt::format("  NUMA node{}: CPUs {}", n.id, n.cpus.empty() ? "(none)" : format_cpu_list(n.cpus));
+    if (n.memory_bytes) o << ", " << gib(*n.memory_bytes) << " GiB";
+    if (!n.distances.empty()) {
+      o << ", distances";
+      for (int d : n.distances) o << " " << d;
+    }
+    o << "\n";
+  }
+  o << "  Driver " << h.driver_version.value_or("-") << ", CUDA " << h.cuda_driver_version.value_or("-") << ", NVML "
+    << h.nvml_version.value_or("-");
+  if (h.nvlink_disabled_by_driver) o << ", NvLinkDisable=" << (*h.nvlink_disabled_by_driver ? 1 : 0);
+  if (h.iommu.active)
+    o << ", IOMMU " << (*h.iommu.active ? "active" : "off")
+      << (h.iommu.passthrough.value_or(false) ? " (passthrough)" : "");
+  o << "\n";
+
+  if (facts.gpus.empty()) {
+    o << "\n" << c(kYellow) << "No GPU facts" << c(kReset);
+    if (facts.gpu_facts_unavailable && !facts.notes.empty()) o << ": see notes below";
+    o << "\n";
+  } else {
+    o << "\n"
+      << c(kBold)
+      << fmt::format("{:<4} {:<24} {:<13} {:<16} {:>11} {:>14} {:>13} {:>16} {:>5} {:<4} {}", "GPU", "Name", "Bus",
+                     "PCIe gen/width", "SM MHz", "Temp", "Power W", "Memory MiB", "Util", "ECC", "Clock events")
+      << c(kReset) << "\n";
+    for (const auto& g : facts.gpus) {
+      std::string name = g.name.value_or("-");
+      if (name.size() > 24) name = name.substr(0, 23) + "~";
+      std::string sm = g.clocks.sm_mhz ? fmt::format("{}/{}", *g.clocks.sm_mhz, or_dash(g.clocks.sm_max_mhz)) : dash();
+      std::string power = g.power.draw_w ? fmt::format("{:.0f}/{}", *g.power.draw_w,
+                                                       g.power.limit_w ? fmt::format("{:.0f}", *g.power.limit_w) : "-")
+                                         : dash();
+      std::string mem = g.memory.total_bytes
+                            ? fmt::format("{}/{}", g.memory.used_bytes ? mib(*g.memory.used_bytes) : "-",
+                                          mib(*g.memory.total_bytes))
+                            : dash();
+      std::string util = g.utilization.gpu_pct ? fmt::format("{}%", *g.utilization.gpu_pct) : dash();
+      std::string ecc = g.ecc.enabled ? (*g.ecc.enabled ? "on" : "off") : dash();
+      std::string events = g.clock_events.active.empty() ? (g.clock_events.active_mask ? "none" : "-") : "";
+      for (const auto& e : g.clock_events.active) events += (events.empty() ? "" : ",") + e;
+      o << fmt::format("{:<4} {:<24} {:<13} {:<16} {:>11} {:>14} {:>13} {:>16} {:>5} {:<4} {}", g.index, name,
+                       g.pci_bus_id.value_or("-"), link_text(g.pcie), sm, temp_text(g.thermal), power, mem, util,
+                       ecc, events)
+        << "\n";
+      if (g.unresponsive) o << "     " << c(kRed) << "GPU" << g.index << " " << *g.unresponsive << c(kReset) << "\n";
+      const bool ecc_counts = g.ecc.volatile_counts.uncorrected.value_or(0) || g.ecc.aggregate_counts.uncorrected.value_or(0) ||
+                              g.ecc.volatile_counts.corrected.value_or(0) || g.ecc.aggregate_counts.corrected.value_or(0);
+      if (ecc_counts)
+        o << fmt::format("     ECC errors: volatile {} corrected / {} uncorrected, aggregate {} / {}\n",
+                         or_dash(g.ecc.volatile_counts.corrected), or_dash(g.ecc.volatile_counts.uncorrected),
+                         or_dash(g.ecc.aggregate_counts.corrected), or_dash(g.ecc.aggregate_counts.uncorrected));
+      if (g.ecc.remapping_pending.value_or(false) || g.ecc.remapping_failed.value_or(false))
+        o << fmt::format("     Row remapping: pending {}, failed {}\n", *g.ecc.remapping_pending ? "yes" : "no",
+                         g.ecc.remapping_failed.value_or(false) ? "yes" : "no");
+      if (g.pcie.replay_counter.value_or(0) > 0) o << "     PCIe replays: " << *g.pcie.replay_counter << "\n";
+      if (g.mig_enabled.value_or(false)) o << "     MIG enabled\n";
+      if (!g.nvlinks.empty()) {
+        int up = 0;
+        for (const auto& l : g.nvlinks) up += l.active.value_or(false) ? 1 : 0;
+        o << fmt::format("     NVLink: {}/{} links up", up, g.nvlinks.size());
+        if (g.fabric.state && *g.fabric.state != "not_supported")
+          o << ", fabric " << *g.fabric.state << " (" << g.fabric.status.value_or("-") << ")";
+        o << "\n";
+      }
+      if (g.acs_redirects_p2p.value_or(false)) {
+        o << "     " << c(kYellow) << "ACS redirects P2P on:";
+        for (const auto& b : g.acs_bridges) o << " " << b;
+        o << c(kReset) << "\n";
+      }
+      if (options.verbose)
+        for (const auto& u : g.unreadable) o << "     unreadable " << u << "\n";
+    }
+
+    // Topology matrix in the spirit of `nvidia-smi topo -m`.
+    o << "\n" << c(kBold) << fmt::format("{:<7}", "");
+    for (const auto& g : facts.gpus) o << fmt::format("{:<6}", "GPU" + std::to_string(g.index));
+    o << fmt::format("{:<16} {}", "CPU Affinity", "NUMA") << c(kReset) << "\n";
+    for (const auto& ga : facts.gpus) {
+      o << fmt::format("{:<7}", "GPU" + std::to_string(ga.index));
+      for (const auto& gb : facts.gpus) o << fmt::format("{:<6}", pair_cell(facts, ga.index, gb.index));
+      o << fmt::format("{:<16} {}", ga.cpu_affinity.empty() ? "-" : format_cpu_list(ga.cpu_affinity),
+                       or_dash(ga.numa_node))
+        << "\n";
+    }
+    if (!facts.pairs.empty()) {
+      o << "P2P read/write/nvlink/atomics:";
+      for (const auto& p : facts.pairs) {
+        auto s = [](const std::optional<P2PStatus>& v) { return v ? p2p_status_code(*v) : "-"; };
+        o << fmt::format("  GPU{}-GPU{} {}/{}/{}/{}", p.a, p.b, s(p.p2p_read), s(p.p2p_write), s(p.p2p_nvlink),
+                         s(p.p2p_atomics));
+      }
+      o << "\n";
+    }
+  }
+
+  if (!facts.processes.empty()) {
+    o << "\n" << c(kBold) << fmt::format("{:<4} {:>8} {:>8} {:<20} {:>10} {:<14} {}", "GPU", "PID", "LocalPID", "Name",
+                                          "Mem MiB", "CPUs allowed", "Mems") << c(kReset) << "\n";
+    for (const auto& p : facts.processes)
+      o << fmt::format("{:<4} {:>8} {:>8} {:<20} {:>10} {:<14} {}", p.gpu, p.host_pid, or_dash(p.local_pid),
+                       p.name.value_or("-").substr(0, 20), p.used_memory_bytes ? mib(*p.used_memory_bytes) : "-",
+                       p.cpus_allowed.value_or("-"), p.mems_allowed.value_or("-"))
+        << "\n";
+  }
+
+  const auto& k = facts.kernel_log;
+  if (!k.source.empty() || k.why_unreadable) {
+    o << "\nKernel log (" << (k.source.empty() ? "-" : k.source) << "): ";
+    if (!k.readable)
+      o << "unreadable";
+    else
+      o << k.xids.size() << " Xid event(s)";
+    o << "\n";
+    const std::size_t shown = std::min<std::size_t>(k.xids.size(), options.verbose ? k.xids.size() : 10);
+    for (std::size_t i = k.xids.size() - shown; i < k.xids.size(); ++i) {
+      const auto& x = k.xids[i];
+      o << "  " << (options.color && (x.code == 79 || x.code == 48 || x.code == 95) ? kRed : "") << "Xid " << x.code
+        << (options.color ? kReset : "");
+      if (x.gpu) o << " GPU" << *x.gpu;
+      else if (x.pci_bus_id) o << " " << *x.pci_bus_id;
+      if (x.uptime_s) o << fmt::format(" at {:.0f} s after boot", *x.uptime_s);
+      o << ": " << x.message.substr(0, 100) << "\n";
+    }
+    if (shown < k.xids.size()) o << "  (" << k.xids.size() - shown << " earlier events; --verbose shows all)\n";
+  }
+
+  if (h.pressure) {
+    const auto& p = *h.pressure;
+    int pegged = 0;
+    double busiest = 0;
+    for (const auto& core : p.cores) {
+      pegged += core.busy_pct >= 95 ? 1 : 0;
+      busiest = std::max(busiest, core.busy_pct);
+    }
+    o << fmt::format("\nHost pressure over {:.2f} s: {} core(s) >= 95% busy (busiest {:.0f}%)", p.window_s, pegged,
+                     busiest);
+    if (p.iowait_pct) o << fmt::format(", iowait {:.1f}%", *p.iowait_pct);
+    for (const auto& d : p.disks)
+      if (d.util_pct >= 1) o << fmt::format(", {} {:.0f}% util", d.device, d.util_pct);
+    for (const auto& n : p.nics)
+      if (n.peak_util_pct && *n.peak_util_pct >= 1) o << fmt::format(", {} {:.0f}% of line rate", n.device, *n.peak_util_pct);
+    o << "\n";
+  }
+
+  if (!facts.notes.empty()) {
+    o << "\n" << c(kBold) << "Notes" << c(kReset) << "\n";
+    for (const auto& n : facts.notes) o << "  - " << n << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace gpuvet
