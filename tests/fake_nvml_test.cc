@@ -335,7 +335,38 @@ TEST_F(FakeNvmlTest, InitAndShutdownAreReferenceCounted) {
   EXPECT_EQ(shutdown(), NVML_ERROR_UNINITIALIZED);
   // As in NVML, a handle stays valid across shutdown and a new init.
   ASSERT_EQ(init("h200-1gpu-idle.json"), NVML_SUCCESS);
-  EXPECT_EQ(uint("nvmlDeviceGetPowerUsage", d), ok(91519u));
+  EXPECT_EQ(uint("nvmlDeviceGetPowerUsage", d), ok(79218u));
+}
+
+TEST_F(FakeNvmlTest, InitWithAnotherScenarioSwitchesEvenWhileInitialized) {
+  // An earlier test may leave the library initialized (a call it abandoned after a hang).
+  ASSERT_EQ(init("fault-gpu-lost.json"), NVML_SUCCESS);
+  ASSERT_EQ(count(), 3u);
+  ASSERT_EQ(init("8gpu-nvlink-h100.json"), NVML_SUCCESS);
+  EXPECT_EQ(count(), 8u);
+  ASSERT_EQ(init("8gpu-nvlink-h100.json"), NVML_SUCCESS);  // same file: only counts up
+  auto shutdown = fake().fn<nvmlShutdown_fn>("nvmlShutdown");
+  EXPECT_EQ(shutdown(), NVML_SUCCESS);
+  EXPECT_EQ(shutdown(), NVML_SUCCESS);
+  EXPECT_EQ(count(), 8u);
+  EXPECT_EQ(shutdown(), NVML_SUCCESS);  // three inits, three shutdowns
+  EXPECT_EQ(shutdown(), NVML_ERROR_UNINITIALIZED);
+  // A failed load leaves the library as it was.
+  ASSERT_EQ(init("h200-1gpu-idle.json"), NVML_SUCCESS);
+  EXPECT_EQ(init("malformed.json"), NVML_ERROR_UNKNOWN);
+  EXPECT_EQ(count(), 1u);
+}
+
+TEST_F(FakeNvmlTest, HungInitDoesNotBlockTheNextInit) {
+  setenv(kScenarioEnv, write_scenario(R"({"init": {"hang_ms": 1000}, "gpus": []})").c_str(), 1);
+  std::thread abandoned([] { fake().fn<nvmlInit_fn>("nvmlInit_v2")(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto start = Clock::now();
+  EXPECT_EQ(init("h200-1gpu-idle.json"), NVML_SUCCESS);
+  EXPECT_LT(elapsed_ms(start), 500);
+  EXPECT_EQ(count(), 1u);
+  abandoned.join();  // it then switches to its own scenario, as an init of another file does
+  EXPECT_EQ(count(), 0u);
 }
 
 TEST_F(FakeNvmlTest, BuiltInScenarioIsTheLentH200) {
@@ -393,7 +424,7 @@ TEST_F(FakeNvmlTest, H200ValuesRoundTrip) {
   EXPECT_EQ(pci.pciSubSystemId, 0x55555555u);
 
   // NVML answers power in milliwatts.
-  EXPECT_EQ(uint("nvmlDeviceGetPowerUsage", d), ok(91519u));
+  EXPECT_EQ(uint("nvmlDeviceGetPowerUsage", d), ok(79218u));
   EXPECT_EQ(uint("nvmlDeviceGetPowerManagementLimit", d), ok(700000u));
   EXPECT_EQ(uint("nvmlDeviceGetEnforcedPowerLimit", d), ok(700000u));
   EXPECT_EQ(uint("nvmlDeviceGetCurrPcieLinkGeneration", d), ok(5u));
@@ -430,7 +461,7 @@ TEST_F(FakeNvmlTest, H200ValuesRoundTrip) {
   auto margin_fn = lib.fn<nvmlDeviceGetMarginTemperature_fn>("nvmlDeviceGetMarginTemperature");
   nvmlMarginTemperature_t margin{NVML_MARGIN_TEMPERATURE_V1, 0};
   EXPECT_EQ(margin_fn(d, &margin), NVML_SUCCESS);
-  EXPECT_EQ(margin.marginTemperature, 48);
+  EXPECT_EQ(margin.marginTemperature, 49);
   margin.version = 1;
   EXPECT_EQ(margin_fn(d, &margin), NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
   unsigned threshold = 0;

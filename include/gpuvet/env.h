@@ -36,10 +36,10 @@ class FileSystem {
 std::unique_ptr<FileSystem> make_rooted_file_system(std::string root);
 
 struct CommandResult {
-  int exit_code = -1;         // -1 when killed or not started
-  std::string out;            // stdout, truncated at max_output
-  std::string err;            // stderr, truncated at max_output
-  bool timed_out = false;     // killed because it outlived its deadline
+  int exit_code = -1;      // -1 when killed or not started
+  std::string out;         // stdout, truncated at max_output
+  std::string err;         // stderr, truncated at max_output
+  bool timed_out = false;  // killed because it outlived its deadline
   double duration_s = 0;
 };
 

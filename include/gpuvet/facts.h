@@ -18,7 +18,7 @@ namespace gpuvet {
 
 struct NumaNode {
   int id = 0;
-  std::vector<int> cpus;                     // logical CPU ids, sorted
+  std::vector<int> cpus;                      // logical CPU ids, sorted
   std::optional<std::uint64_t> memory_bytes;  // total memory of the node
   std::vector<int> distances;                 // SLIT row: distance to node i, by position
 };
@@ -26,30 +26,30 @@ struct NumaNode {
 // One sample window of per-core CPU use (from /proc/stat deltas).
 struct CpuCoreLoad {
   int cpu = 0;
-  double busy_pct = 0;    // user+nice+system+irq+softirq+steal over the window
+  double busy_pct = 0;  // user+nice+system+irq+softirq+steal over the window
   double iowait_pct = 0;
   double steal_pct = 0;
 };
 
 struct DiskLoad {
-  std::string device;         // "nvme0n1", "sda"
-  double util_pct = 0;        // time with I/O in flight over the window
+  std::string device;   // "nvme0n1", "sda"
+  double util_pct = 0;  // time with I/O in flight over the window
   double read_bytes_per_s = 0;
   double write_bytes_per_s = 0;
 };
 
 struct NicLoad {
-  std::string device;                           // "eth0", "ib0"
+  std::string device;  // "eth0", "ib0"
   double rx_bytes_per_s = 0;
   double tx_bytes_per_s = 0;
-  std::optional<double> speed_mbit_s;           // /sys/class/net/*/speed; empty when unknown
-  std::optional<double> peak_util_pct;          // max(rx,tx) vs line rate, when speed known
+  std::optional<double> speed_mbit_s;   // /sys/class/net/*/speed; empty when unknown
+  std::optional<double> peak_util_pct;  // max(rx,tx) vs line rate, when speed known
 };
 
 struct HostPressure {
-  double window_s = 0;                // length of the sample window
+  double window_s = 0;  // length of the sample window
   std::vector<CpuCoreLoad> cores;
-  std::optional<double> iowait_pct;   // whole-machine iowait over the window
+  std::optional<double> iowait_pct;  // whole-machine iowait over the window
   std::vector<DiskLoad> disks;
   std::vector<NicLoad> nics;
 };
@@ -62,20 +62,20 @@ struct IommuState {
 
 struct HostFacts {
   std::optional<std::string> hostname;
-  std::optional<std::string> kernel;         // uname -r
-  std::optional<std::string> os;             // PRETTY_NAME of /etc/os-release
+  std::optional<std::string> kernel;  // uname -r
+  std::optional<std::string> os;      // PRETTY_NAME of /etc/os-release
   std::optional<std::string> cpu_model;
   std::optional<int> logical_cpus;
   std::optional<int> physical_cores;
   std::optional<int> sockets;
   std::optional<std::uint64_t> memory_bytes;
   std::vector<NumaNode> numa_nodes;
-  std::optional<std::string> driver_version;     // NVIDIA kernel driver, e.g. "580.159.04"
-  std::optional<std::string> nvml_version;       // e.g. "13.580.159.04"
-  std::optional<std::string> cuda_driver_version;  // from NVML, e.g. "13.0"
-  std::optional<bool> nvlink_disabled_by_driver;   // NvLinkDisable in /proc/driver/nvidia/params
+  std::optional<std::string> driver_version;         // NVIDIA kernel driver, e.g. "580.159.04"
+  std::optional<std::string> nvml_version;           // e.g. "13.580.159.04"
+  std::optional<std::string> cuda_driver_version;    // from NVML, e.g. "13.0"
+  std::optional<bool> nvlink_disabled_by_driver;     // NvLinkDisable in /proc/driver/nvidia/params
   std::map<std::string, std::string> driver_params;  // a few relevant driver params, raw
-  std::optional<bool> virtual_machine;            // hypervisor flag in /proc/cpuinfo
+  std::optional<bool> virtual_machine;               // hypervisor flag in /proc/cpuinfo
   IommuState iommu;
   std::optional<HostPressure> pressure;
 };
@@ -84,8 +84,8 @@ struct HostFacts {
 
 struct PcieLink {
   std::optional<int> gen_current;
-  std::optional<int> gen_max;          // max of device and slot together (what NVML calls max)
-  std::optional<int> gen_device_max;   // what the GPU itself supports
+  std::optional<int> gen_max;         // max of device and slot together (what NVML calls max)
+  std::optional<int> gen_device_max;  // what the GPU itself supports
   std::optional<int> width_current;
   std::optional<int> width_max;
   std::optional<std::uint64_t> replay_counter;
@@ -109,9 +109,9 @@ struct Clocks {
 };
 
 struct Thermal {
-  std::optional<int> gpu_c;               // absolute temperature
-  std::optional<int> margin_c;            // "T.Limit": degrees left before slowdown
-  std::optional<int> slowdown_c;          // absolute limits, where the GPU reports them
+  std::optional<int> gpu_c;       // absolute temperature
+  std::optional<int> margin_c;    // "T.Limit": degrees left before slowdown
+  std::optional<int> slowdown_c;  // absolute limits, where the GPU reports them
   std::optional<int> shutdown_c;
   std::optional<int> gpu_max_operating_c;
   std::optional<int> memory_max_c;
@@ -120,7 +120,7 @@ struct Thermal {
 
 struct Power {
   std::optional<double> draw_w;
-  std::optional<double> limit_w;          // management limit in force
+  std::optional<double> limit_w;  // management limit in force
   std::optional<double> enforced_limit_w;
   std::optional<double> default_limit_w;
 };
@@ -181,7 +181,7 @@ struct GpuFacts {
   std::optional<std::string> pci_bus_id;  // normalised "0000:18:00.0"
   PcieLink pcie;
   std::optional<int> numa_node;
-  std::vector<int> cpu_affinity;          // logical CPUs close to the GPU
+  std::vector<int> cpu_affinity;  // logical CPUs close to the GPU
   Clocks clocks;
   ClockEventReasons clock_events;
   Thermal thermal;
@@ -210,8 +210,15 @@ enum class PathType { kNVLink, kPIX, kPXB, kPHB, kNODE, kSYS, kSelf, kUnknown };
 const char* path_type_name(PathType type);  // "NV", "PIX", ...
 
 // One P2P capability as nvidia-smi topo -p2p shows it.
-enum class P2PStatus { kOk, kChipsetNotSupported, kGpuNotSupported, kTopologyNotSupported,
-                       kDisabledByRegkey, kNotSupported, kUnknown };
+enum class P2PStatus {
+  kOk,
+  kChipsetNotSupported,
+  kGpuNotSupported,
+  kTopologyNotSupported,
+  kDisabledByRegkey,
+  kNotSupported,
+  kUnknown
+};
 const char* p2p_status_code(P2PStatus status);  // "OK", "CNS", "GNS", "TNS", "DR", "NS", "U"
 
 struct GpuPair {
@@ -229,17 +236,17 @@ struct GpuPair {
 
 struct XidEvent {
   int code = 0;
-  std::optional<std::string> pci_bus_id;   // "0000:3b:00.0" as the driver printed it
-  std::optional<int> gpu;                  // index, when the bus id matches one of ours
-  std::optional<double> uptime_s;          // seconds since boot (dmesg timestamp)
-  std::optional<std::int64_t> unix_time;   // wall clock, when it can be known
+  std::optional<std::string> pci_bus_id;  // "0000:3b:00.0" as the driver printed it
+  std::optional<int> gpu;                 // index, when the bus id matches one of ours
+  std::optional<double> uptime_s;         // seconds since boot (dmesg timestamp)
+  std::optional<std::int64_t> unix_time;  // wall clock, when it can be known
   std::optional<int> pid;
   std::optional<std::string> process;
-  std::string message;                     // the rest of the line
+  std::string message;  // the rest of the line
 };
 
 struct KernelLog {
-  std::string source;       // "/dev/kmsg", "dmesg", "journalctl -k", file name…
+  std::string source;  // "/dev/kmsg", "dmesg", "journalctl -k", file name…
   bool readable = false;
   std::optional<std::string> why_unreadable;
   std::vector<XidEvent> xids;
@@ -249,10 +256,10 @@ struct KernelLog {
 // ---------------------------------------------------------------- processes
 
 struct ProcessFacts {
-  int host_pid = 0;                  // as NVML reports it
-  std::optional<int> local_pid;      // the same process in our PID namespace, if visible
-  std::vector<int> ns_pids;          // NSpid: outermost visible namespace first
-  int gpu = 0;                       // GPU index
+  int host_pid = 0;              // as NVML reports it
+  std::optional<int> local_pid;  // the same process in our PID namespace, if visible
+  std::vector<int> ns_pids;      // NSpid: outermost visible namespace first
+  int gpu = 0;                   // GPU index
   std::optional<std::string> name;
   std::optional<std::uint64_t> used_memory_bytes;
   std::optional<std::string> cpus_allowed;  // Cpus_allowed_list, raw
@@ -264,20 +271,20 @@ struct ProcessFacts {
 // ---------------------------------------------------------------- the whole
 
 struct SourceInfo {
-  std::string name;            // "nvml", "sysfs", "procfs", "hwloc", "kernel-log"
+  std::string name;  // "nvml", "sysfs", "procfs", "hwloc", "kernel-log"
   bool ok = false;
-  std::string detail;          // library path and version, or why it failed
+  std::string detail;  // library path and version, or why it failed
   double duration_ms = 0;
 };
 
 struct Facts {
   HostFacts host;
   std::vector<GpuFacts> gpus;
-  std::vector<GpuPair> pairs;        // a < b
+  std::vector<GpuPair> pairs;  // a < b
   KernelLog kernel_log;
   std::vector<ProcessFacts> processes;
   std::vector<SourceInfo> sources;
-  std::vector<std::string> notes;    // what could not be checked and why
+  std::vector<std::string> notes;  // what could not be checked and why
   // True when GPU facts are missing because the driver/NVML could not answer
   // at all (not installed, stub library, version mismatch, init timeout).
   bool gpu_facts_unavailable = false;

@@ -10,11 +10,15 @@
 namespace gpuvet {
 namespace {
 
-CommandResult gpuvet(std::vector<std::string> args, const std::string& scenario = "h200-1gpu-idle.json",
+CommandResult gpuvet(std::vector<std::string> args,
+                     const std::string& scenario = "h200-1gpu-idle.json",
                      const std::string& sysroot = "sysroot-1gpu-vm") {
-  std::vector<std::string> argv = {"env", "GPUVET_FAKE_NVML_SCENARIO=" + std::string(GPUVET_TEST_DATA) + "/scenarios/" + scenario,
-                                   GPUVET_BINARY};
-  for (auto& a : args) argv.push_back(a == "ROOT" ? std::string(GPUVET_TEST_DATA) + "/fixtures/" + sysroot : a);
+  std::vector<std::string> argv = {
+      "env",
+      "GPUVET_FAKE_NVML_SCENARIO=" + std::string(GPUVET_TEST_DATA) + "/scenarios/" + scenario,
+      GPUVET_BINARY};
+  for (auto& a : args)
+    argv.push_back(a == "ROOT" ? std::string(GPUVET_TEST_DATA) + "/fixtures/" + sysroot : a);
   auto r = make_process_runner()->run(argv, std::chrono::seconds(30));
   EXPECT_TRUE(r.is_ok());
   return r.value();
@@ -27,7 +31,8 @@ TEST(CliTest, HealthyFactsExitZero) {
 }
 
 TEST(CliTest, JsonIsOneObject) {
-  auto r = gpuvet({"facts", "--json", "--root", "ROOT", "--nvml", GPUVET_FAKE_NVML, "--no-kernel-log"});
+  auto r =
+      gpuvet({"facts", "--json", "--root", "ROOT", "--nvml", GPUVET_FAKE_NVML, "--no-kernel-log"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.front(), '{');
   EXPECT_NE(r.out.find("\"schema\": \"gpuvet.report/1\""), std::string::npos);
@@ -48,14 +53,16 @@ TEST(CliTest, MissingNvmlGivenByUserIsExit3) {
 }
 
 TEST(CliTest, MalformedScenarioIsExit2WithTheParseError) {
-  auto r = gpuvet({"facts", "--root", "ROOT", "--nvml", GPUVET_FAKE_NVML, "--no-kernel-log"}, "malformed.json");
+  auto r = gpuvet({"facts", "--root", "ROOT", "--nvml", GPUVET_FAKE_NVML, "--no-kernel-log"},
+                  "malformed.json");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("malformed.json"), std::string::npos) << r.out;
 }
 
 TEST(CliTest, HungGpuExitsInTimeWithCritical) {
   const auto start = std::chrono::steady_clock::now();
-  auto r = gpuvet({"facts", "--root", "ROOT", "--nvml", GPUVET_FAKE_NVML, "--no-kernel-log", "--gpu-timeout", "0.5"},
+  auto r = gpuvet({"facts", "--root", "ROOT", "--nvml", GPUVET_FAKE_NVML, "--no-kernel-log",
+                   "--gpu-timeout", "0.5"},
                   "fault-hang.json");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   EXPECT_EQ(r.exit_code, 2);

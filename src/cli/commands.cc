@@ -32,7 +32,8 @@ struct FactsArgs {
 // facts are missing (no driver, stub, mismatch, hung or lost GPU), 1 when some
 // GPU fields failed to read, 0 otherwise.
 int facts_exit_code(const Collection& c, const CollectOptions& o) {
-  if (o.nvml_library_given_by_user && (c.nvml_failure == "library-missing" || c.nvml_failure == "library-invalid"))
+  if (o.nvml_library_given_by_user &&
+      (c.nvml_failure == "library-missing" || c.nvml_failure == "library-invalid"))
     return kExitUnusable;
   if (c.facts.gpu_facts_unavailable) return kExitCritical;
   for (const auto& g : c.facts.gpus)
@@ -47,10 +48,12 @@ std::function<Outcome()> setup_facts(CLI::App& app) {
   app.add_flag("--json", args->json, "Print the facts as JSON (schema gpuvet.report/1)");
   app.add_flag("-v,--verbose", args->verbose, "Show every Xid event and unreadable field");
   app.add_flag("--no-color", args->no_color, "No ANSI colours even on a terminal");
-  app.add_option("--nvml", args->nvml, "NVML library to load (default libnvidia-ml.so.1, or $GPUVET_NVML_LIBRARY)");
+  app.add_option("--nvml", args->nvml,
+                 "NVML library to load (default libnvidia-ml.so.1, or $GPUVET_NVML_LIBRARY)");
   app.add_option("--root", args->root, "Read /proc and /sys under this directory (a saved tree)")
       ->check(CLI::ExistingDirectory);
-  app.add_option("--gpu-timeout", args->gpu_timeout_s, "Seconds a GPU may take to answer before it is reported hung")
+  app.add_option("--gpu-timeout", args->gpu_timeout_s,
+                 "Seconds a GPU may take to answer before it is reported hung")
       ->check(CLI::Range(0.05, 600.0));
   app.add_option("--init-timeout", args->init_timeout_s, "Seconds NVML initialisation may take")
       ->check(CLI::Range(0.05, 600.0));
@@ -73,7 +76,8 @@ std::function<Outcome()> setup_facts(CLI::App& app) {
     Collection c = collect_facts(o, Env{*fs, *runner, *clock});
     const Outcome outcome{facts_exit_code(c, o), c.abandoned_probes};
     if (outcome.exit_code == kExitUnusable) {
-      std::cerr << "gpuvet: " << (c.facts.notes.empty() ? "cannot load NVML" : c.facts.notes.back()) << "\n";
+      std::cerr << "gpuvet: " << (c.facts.notes.empty() ? "cannot load NVML" : c.facts.notes.back())
+                << "\n";
       return outcome;
     }
     if (args->json) {
@@ -92,7 +96,9 @@ std::function<Outcome()> setup_facts(CLI::App& app) {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands = {
-      {"facts", "Collect and print what the node is: GPUs, links, topology, P2P, NUMA, clocks, ECC, Xids, processes",
+      {"facts",
+       "Collect and print what the node is: GPUs, links, topology, P2P, NUMA, clocks, ECC, Xids, "
+       "processes",
        setup_facts},
   };
   return kCommands;

@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
   // The static hwloc must not load the host's hwloc plugins (built for another hwloc).
   ::setenv("HWLOC_PLUGINS_PATH", "/nonexistent/gpuvet-no-hwloc-plugins", 0);
 #endif
-  CLI::App app{"gpuvet: find out why a multi-GPU machine is slower, jerkier or flakier than it should be"};
+  CLI::App app{
+      "gpuvet: find out why a multi-GPU machine is slower, jerkier or flakier than it should be"};
   app.set_version_flag("--version", "gpuvet " GPUVET_VERSION);
   app.require_subcommand(1);
   std::function<gpuvet::cli::Outcome()> run;

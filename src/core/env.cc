@@ -23,10 +23,13 @@ Status errno_status(const std::string& what, int err) {
   std::string msg = what + ": " + std::strerror(err);
   switch (err) {
     case ENOENT:
-    case ENOTDIR: return Status::not_found(msg);
+    case ENOTDIR:
+      return Status::not_found(msg);
     case EACCES:
-    case EPERM: return Status::permission_denied(msg);
-    default: return Status::unavailable(msg);
+    case EPERM:
+      return Status::permission_denied(msg);
+    default:
+      return Status::unavailable(msg);
   }
 }
 
@@ -84,7 +87,8 @@ class RootedFileSystem final : public FileSystem {
     if (!root_.empty()) {
       char rootbuf[PATH_MAX];
       std::string root = ::realpath(root_.c_str(), rootbuf) ? rootbuf : root_;
-      if (p.compare(0, root.size(), root) != 0 || (p.size() > root.size() && p[root.size()] != '/')) return Status::invalid_input(path + ": resolves outside the root");
+      if (p.compare(0, root.size(), root) != 0 || (p.size() > root.size() && p[root.size()] != '/'))
+        return Status::invalid_input(path + ": resolves outside the root");
       if (p.size() == root.size()) return std::string("/");
       return p.substr(root.size());
     }
@@ -163,7 +167,8 @@ class ProcessRunner final : public CommandRunner {
     int open_fds = 2;
     char buf[65536];
     while (open_fds > 0) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
         result.timed_out = true;
         break;
@@ -208,7 +213,8 @@ class ProcessRunner final : public CommandRunner {
       }
     }
     if (!result.timed_out && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-    result.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.duration_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return result;
   }
 
@@ -221,7 +227,9 @@ class ProcessRunner final : public CommandRunner {
 
 class SystemClock final : public Clock {
  public:
-  std::chrono::steady_clock::time_point now() const override { return std::chrono::steady_clock::now(); }
+  std::chrono::steady_clock::time_point now() const override {
+    return std::chrono::steady_clock::now();
+  }
   std::int64_t unix_now() const override { return static_cast<std::int64_t>(std::time(nullptr)); }
   void sleep_for(std::chrono::milliseconds d) const override { std::this_thread::sleep_for(d); }
 };

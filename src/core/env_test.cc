@@ -18,7 +18,8 @@ TEST(EnvTest, RootedFileSystemReadsUnderRoot) {
   std::ofstream(root / "proc/sys/kernel/hostname") << "node17\n";
   fs::create_directories(root / "sys/devices/pci0000:00/0000:00:01.0");
   fs::create_directories(root / "sys/bus/pci/devices");
-  fs::create_directory_symlink("../../../devices/pci0000:00/0000:00:01.0", root / "sys/bus/pci/devices/0000:00:01.0");
+  fs::create_directory_symlink("../../../devices/pci0000:00/0000:00:01.0",
+                               root / "sys/bus/pci/devices/0000:00:01.0");
 
   auto rfs = make_rooted_file_system(root.string());
   auto host = rfs->read_file("/proc/sys/kernel/hostname");
@@ -26,7 +27,8 @@ TEST(EnvTest, RootedFileSystemReadsUnderRoot) {
   EXPECT_EQ(host.value(), "node17\n");
   EXPECT_EQ(rfs->read_file("/proc/nope").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(rfs->read_file("/proc").status().code(), StatusCode::kInvalidInput);
-  EXPECT_EQ(rfs->real_path("/sys/bus/pci/devices/0000:00:01.0").value(), "/sys/devices/pci0000:00/0000:00:01.0");
+  EXPECT_EQ(rfs->real_path("/sys/bus/pci/devices/0000:00:01.0").value(),
+            "/sys/devices/pci0000:00/0000:00:01.0");
   EXPECT_EQ(rfs->list_dir("/proc/sys/kernel").value(), std::vector<std::string>{"hostname"});
   EXPECT_TRUE(rfs->exists("/proc/sys"));
   auto capped = rfs->read_file("/proc/sys/kernel/hostname", 3);

@@ -3,14 +3,16 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 
 namespace gpuvet {
 
 std::string_view trim(std::string_view s) {
-  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+  auto is_space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+  };
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
   return s;
@@ -44,7 +46,9 @@ std::vector<std::string_view> split_lines(std::string_view s) {
   return lines;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
 
 std::string to_lower(std::string_view s) {
   std::string out(s);
@@ -138,7 +142,8 @@ std::optional<std::vector<int>> parse_cpu_mask(std::string_view s) {
     auto w = trim(*it);
     std::uint32_t v = 0;
     auto [p, ec] = std::from_chars(w.data(), w.data() + w.size(), v, 16);
-    if (w.empty() || w.size() > 8 || ec != std::errc() || p != w.data() + w.size()) return std::nullopt;
+    if (w.empty() || w.size() > 8 || ec != std::errc() || p != w.data() + w.size())
+      return std::nullopt;
     for (int bit = 0; bit < 32; ++bit)
       if (v & (1u << bit)) ids.push_back(base + bit);
   }
@@ -154,7 +159,8 @@ std::optional<std::string> normalize_pci_bus_id(std::string_view s) {
     t = trim(t);
     std::uint32_t v = 0;
     auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v, 16);
-    if (t.empty() || t.size() > 8 || ec != std::errc() || p != t.data() + t.size() || v > max) return std::nullopt;
+    if (t.empty() || t.size() > 8 || ec != std::errc() || p != t.data() + t.size() || v > max)
+      return std::nullopt;
     return v;
   };
   std::uint32_t function = 0;

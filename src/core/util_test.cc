@@ -24,7 +24,8 @@ TEST(UtilTest, CpuListRejectsGarbage) {
 }
 
 TEST(UtilTest, CpuMask) {
-  EXPECT_EQ(parse_cpu_mask("ff,00000001").value(), (std::vector<int>{0, 32, 33, 34, 35, 36, 37, 38, 39}));
+  EXPECT_EQ(parse_cpu_mask("ff,00000001").value(),
+            (std::vector<int>{0, 32, 33, 34, 35, 36, 37, 38, 39}));
   EXPECT_FALSE(parse_cpu_mask("zz"));
 }
 

@@ -39,7 +39,8 @@ void fill_host_topology(const CollectOptions& options, const Env& env, Facts& fa
       return;
     }
     facts.sources.push_back({"hwloc", false, hw.status().to_string(), ms_since(start)});
-    facts.notes.push_back("hwloc could not read the topology (" + hw.status().to_string() + "); using sysfs");
+    facts.notes.push_back("hwloc could not read the topology (" + hw.status().to_string() +
+                          "); using sysfs");
   }
   auto nodes = probe::read_numa_nodes(env.fs);
   if (nodes.is_ok()) {
@@ -107,7 +108,8 @@ Collection collect_facts(const CollectOptions& options, const Env& env) {
     facts.sources.push_back({"nvml", false, gpus.failure_message, gpus.duration_ms});
   } else {
     facts.sources.push_back({"nvml", true,
-                             fmt::format("{} ({})", gpus.library_path, gpus.symbol_versions), gpus.duration_ms});
+                             fmt::format("{} ({})", gpus.library_path, gpus.symbol_versions),
+                             gpus.duration_ms});
   }
   if (gpus.driver_version) facts.host.driver_version = gpus.driver_version;
   facts.host.nvml_version = gpus.nvml_version;
@@ -120,19 +122,21 @@ Collection collect_facts(const CollectOptions& options, const Env& env) {
   {
     const auto start = SteadyClock::now();
     for (auto& g : facts.gpus) {
-      if (g.unresponsive)
-        facts.notes.push_back(fmt::format("GPU{} {}", g.index, *g.unresponsive));
+      if (g.unresponsive) facts.notes.push_back(fmt::format("GPU{} {}", g.index, *g.unresponsive));
       probe::read_gpu_sysfs(env.fs, g, facts.notes);
     }
     for (auto& p : facts.processes) probe::read_process_binding(env.fs, p, facts.notes);
     if (!facts.processes.empty() && probe::in_child_pid_namespace(env.fs).value_or(false))
       facts.notes.push_back(
-          "gpuvet runs inside a PID namespace (container): NVML reports host PIDs, mapped here through NSpid "
+          "gpuvet runs inside a PID namespace (container): NVML reports host PIDs, mapped here "
+          "through NSpid "
           "where the process is visible");
-    if (!facts.gpus.empty()) facts.sources.push_back({"sysfs", true, "PCI, NUMA, ACS per GPU", ms_since(start)});
+    if (!facts.gpus.empty())
+      facts.sources.push_back({"sysfs", true, "PCI, NUMA, ACS per GPU", ms_since(start)});
   }
   if (!facts.gpu_facts_unavailable && facts.gpus.empty())
-    facts.notes.push_back("NVML answered but reports no GPU (driver loaded, 0 devices visible to this process)");
+    facts.notes.push_back(
+        "NVML answered but reports no GPU (driver loaded, 0 devices visible to this process)");
 
   if (kernel_log.valid()) {
     const auto start = SteadyClock::now();
@@ -142,8 +146,9 @@ Collection collect_facts(const CollectOptions& options, const Env& env) {
       facts.notes.push_back("Xid events not checked: kernel log unreadable (" +
                             facts.kernel_log.why_unreadable.value_or("unknown reason") + ")");
     facts.sources.push_back({"kernel-log", facts.kernel_log.readable,
-                             facts.kernel_log.readable ? facts.kernel_log.source
-                                                       : facts.kernel_log.why_unreadable.value_or(""),
+                             facts.kernel_log.readable
+                                 ? facts.kernel_log.source
+                                 : facts.kernel_log.why_unreadable.value_or(""),
                              ms_since(start)});
   }
   if (pressure.valid()) {

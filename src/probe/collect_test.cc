@@ -15,7 +15,8 @@ namespace {
 // dmesg must not reach the machine running the tests.
 class NoDmesg final : public CommandRunner {
  public:
-  Result<CommandResult> run(const std::vector<std::string>&, std::chrono::milliseconds, std::size_t) const override {
+  Result<CommandResult> run(const std::vector<std::string>&, std::chrono::milliseconds,
+                            std::size_t) const override {
     CommandResult r;
     r.exit_code = 1;
     r.err = "dmesg: read kernel buffer failed: Operation not permitted";
@@ -32,7 +33,8 @@ struct Fixture {
 Collection collect(const std::string& sysroot, const std::string& scenario_name,
                    std::chrono::milliseconds gpu_timeout = std::chrono::milliseconds(3000)) {
   const std::string root = std::string(GPUVET_TEST_DATA) + "/fixtures/" + sysroot;
-  ::setenv("GPUVET_FAKE_NVML_SCENARIO", (std::string(GPUVET_TEST_DATA) + "/scenarios/" + scenario_name).c_str(), 1);
+  ::setenv("GPUVET_FAKE_NVML_SCENARIO",
+           (std::string(GPUVET_TEST_DATA) + "/scenarios/" + scenario_name).c_str(), 1);
   Fixture f;
   f.fs = make_rooted_file_system(root);
   CollectOptions o;
@@ -45,7 +47,8 @@ Collection collect(const std::string& sysroot, const std::string& scenario_name,
 }
 
 bool any_note(const Facts& f, const std::string& needle) {
-  return std::any_of(f.notes.begin(), f.notes.end(), [&](const std::string& n) { return n.find(needle) != std::string::npos; });
+  return std::any_of(f.notes.begin(), f.notes.end(),
+                     [&](const std::string& n) { return n.find(needle) != std::string::npos; });
 }
 
 TEST(CollectTest, TwoNumaFourGpus) {
@@ -68,14 +71,16 @@ TEST(CollectTest, TwoNumaFourGpus) {
   EXPECT_EQ(f.pairs[1].path, PathType::kSYS);   // GPU0-GPU2
 
   // The containerised process is found with its binding; the invisible one is a note.
-  auto p = std::find_if(f.processes.begin(), f.processes.end(), [](const ProcessFacts& x) { return x.host_pid == 4242; });
+  auto p = std::find_if(f.processes.begin(), f.processes.end(),
+                        [](const ProcessFacts& x) { return x.host_pid == 4242; });
   ASSERT_NE(p, f.processes.end());
   EXPECT_EQ(p->local_pid, 4242);
   EXPECT_EQ(p->ns_pids, (std::vector<int>{4242, 17}));
   EXPECT_EQ(p->gpu, 0);
   EXPECT_EQ(p->cpus_allowed.value_or(""), "16-31");
   EXPECT_EQ(p->mems_allowed_ids, std::vector<int>{1});
-  auto ghost = std::find_if(f.processes.begin(), f.processes.end(), [](const ProcessFacts& x) { return x.host_pid == 777777; });
+  auto ghost = std::find_if(f.processes.begin(), f.processes.end(),
+                            [](const ProcessFacts& x) { return x.host_pid == 777777; });
   ASSERT_NE(ghost, f.processes.end());
   EXPECT_FALSE(ghost->local_pid);
   EXPECT_TRUE(any_note(f, "777777"));

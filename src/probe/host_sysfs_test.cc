@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fakes/file_systems.h"
+
 #include <cstring>
 #include <map>
 #include <numeric>
@@ -9,6 +11,8 @@
 
 namespace gpuvet::probe {
 namespace {
+
+using namespace gpuvet::testing;  // NOLINT: test fakes
 
 std::string sysroot(const char* name) {
   return std::string(GPUVET_TEST_DATA) + "/fixtures/" + name;
@@ -19,70 +23,6 @@ std::vector<int> iota_vec(int first, int last) {
   std::iota(v.begin(), v.end(), first);
   return v;
 }
-
-// Wraps a FileSystem and answers "permission denied" for the given paths and
-// everything under them.
-class DenyingFileSystem final : public FileSystem {
- public:
-  DenyingFileSystem(const FileSystem& inner, std::vector<std::string> denied)
-      : inner_(inner), denied_(std::move(denied)) {}
-  Result<std::string> read_file(const std::string& path, std::size_t max_bytes) const override {
-    if (denied(path)) return Status::permission_denied(path + ": Permission denied");
-    return inner_.read_file(path, max_bytes);
-  }
-  Result<std::vector<std::string>> list_dir(const std::string& path) const override {
-    if (denied(path)) return Status::permission_denied(path + ": Permission denied");
-    return inner_.list_dir(path);
-  }
-  Result<std::string> real_path(const std::string& path) const override {
-    if (denied(path)) return Status::permission_denied(path + ": Permission denied");
-    return inner_.real_path(path);
-  }
-  bool exists(const std::string& path) const override { return inner_.exists(path); }
-
- private:
-  bool denied(const std::string& path) const {
-    for (const auto& d : denied_) {
-      if (path == d || path.rfind(d + "/", 0) == 0) return true;
-    }
-    return false;
-  }
-  const FileSystem& inner_;
-  std::vector<std::string> denied_;
-};
-
-// A file tree in memory: path → content; directories are implied by the paths.
-class MemoryFileSystem final : public FileSystem {
- public:
-  explicit MemoryFileSystem(std::map<std::string, std::string> files) : files_(std::move(files)) {}
-  Result<std::string> read_file(const std::string& path, std::size_t max_bytes) const override {
-    auto it = files_.find(path);
-    if (it == files_.end()) return Status::not_found(path + ": No such file or directory");
-    return it->second.substr(0, max_bytes);
-  }
-  Result<std::vector<std::string>> list_dir(const std::string& path) const override {
-    std::set<std::string> names;
-    const std::string prefix = path + "/";
-    for (const auto& [p, content] : files_) {
-      if (p.rfind(prefix, 0) != 0) continue;
-      names.insert(p.substr(prefix.size(), p.find('/', prefix.size()) - prefix.size()));
-    }
-    if (names.empty()) return Status::not_found(path + ": No such file or directory");
-    return std::vector<std::string>(names.begin(), names.end());
-  }
-  Result<std::string> real_path(const std::string& path) const override {
-    if (!exists(path)) return Status::not_found(path + ": No such file or directory");
-    return path;
-  }
-  bool exists(const std::string& path) const override {
-    if (files_.count(path)) return true;
-    auto it = files_.lower_bound(path + "/");
-    return it != files_.end() && it->first.rfind(path + "/", 0) == 0;
-  }
-
- private:
-  std::map<std::string, std::string> files_;
-};
 
 bool has_note(const std::vector<std::string>& notes, const std::string& needle) {
   for (const auto& n : notes) {

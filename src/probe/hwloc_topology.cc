@@ -17,7 +17,8 @@ using Topology = std::unique_ptr<hwloc_topology, TopologyDeleter>;
 std::vector<int> cpus_of(hwloc_const_cpuset_t set) {
   std::vector<int> ids;
   if (!set) return ids;
-  for (int id = hwloc_bitmap_first(set); id != -1; id = hwloc_bitmap_next(set, id)) ids.push_back(id);
+  for (int id = hwloc_bitmap_first(set); id != -1; id = hwloc_bitmap_next(set, id))
+    ids.push_back(id);
   return ids;
 }
 
@@ -32,13 +33,15 @@ Result<HwlocHost> read(const std::string* synthetic) {
 
   HwlocHost host;
   unsigned v = hwloc_get_api_version();
-  host.version = std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 0xff) + "." + std::to_string(v & 0xff);
+  host.version = std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 0xff) + "." +
+                 std::to_string(v & 0xff);
   host.packages = hwloc_get_nbobjs_by_type(raw, HWLOC_OBJ_PACKAGE);
   host.cores = hwloc_get_nbobjs_by_type(raw, HWLOC_OBJ_CORE);
   host.logical_cpus = hwloc_get_nbobjs_by_type(raw, HWLOC_OBJ_PU);
   if (host.packages > 0) {
     hwloc_obj_t pkg = hwloc_get_obj_by_type(raw, HWLOC_OBJ_PACKAGE, 0);
-    if (const char* model = hwloc_obj_get_info_by_name(pkg, "CPUModel"); model && *model) host.cpu_model = model;
+    if (const char* model = hwloc_obj_get_info_by_name(pkg, "CPUModel"); model && *model)
+      host.cpu_model = model;
   }
 
   const int n = hwloc_get_nbobjs_by_type(raw, HWLOC_OBJ_NUMANODE);
@@ -48,7 +51,8 @@ Result<HwlocHost> read(const std::string* synthetic) {
     NumaNode node;
     node.id = static_cast<int>(obj->os_index);
     node.cpus = cpus_of(obj->cpuset);
-    if (obj->attr && obj->attr->numanode.local_memory) node.memory_bytes = obj->attr->numanode.local_memory;
+    if (obj->attr && obj->attr->numanode.local_memory)
+      node.memory_bytes = obj->attr->numanode.local_memory;
     position[obj] = host.numa_nodes.size();
     host.numa_nodes.push_back(std::move(node));
   }
@@ -57,7 +61,8 @@ Result<HwlocHost> read(const std::string* synthetic) {
   unsigned nr = 1;
   hwloc_distances_s* dist = nullptr;
   if (hwloc_distances_get_by_type(raw, HWLOC_OBJ_NUMANODE, &nr, &dist,
-                                  HWLOC_DISTANCES_KIND_FROM_OS | HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) == 0 &&
+                                  HWLOC_DISTANCES_KIND_FROM_OS | HWLOC_DISTANCES_KIND_MEANS_LATENCY,
+                                  0) == 0 &&
       nr >= 1 && dist) {
     for (unsigned i = 0; i < dist->nbobjs; ++i) {
       auto it = position.find(dist->objs[i]);
@@ -66,7 +71,8 @@ Result<HwlocHost> read(const std::string* synthetic) {
       row.assign(host.numa_nodes.size(), 0);
       for (unsigned j = 0; j < dist->nbobjs; ++j) {
         auto jt = position.find(dist->objs[j]);
-        if (jt != position.end()) row[jt->second] = static_cast<int>(dist->values[i * dist->nbobjs + j]);
+        if (jt != position.end())
+          row[jt->second] = static_cast<int>(dist->values[i * dist->nbobjs + j]);
       }
     }
     hwloc_distances_release(raw, dist);
@@ -79,6 +85,8 @@ Result<HwlocHost> read(const std::string* synthetic) {
 }  // namespace
 
 Result<HwlocHost> read_hwloc_host() { return read(nullptr); }
-Result<HwlocHost> read_hwloc_synthetic(const std::string& description) { return read(&description); }
+Result<HwlocHost> read_hwloc_synthetic(const std::string& description) {
+  return read(&description);
+}
 
 }  // namespace gpuvet::probe

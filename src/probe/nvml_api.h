@@ -200,47 +200,59 @@ typedef nvmlReturn_t (*nvmlDeviceGetTemperature_fn)(nvmlDevice_t, int, unsigned 
 typedef nvmlReturn_t (*nvmlDeviceGetMarginTemperature_fn)(nvmlDevice_t, nvmlMarginTemperature_t*);
 typedef nvmlReturn_t (*nvmlDeviceGetEnablePair_fn)(nvmlDevice_t, int*, int*);
 typedef nvmlReturn_t (*nvmlDeviceGetTotalEccErrors_fn)(nvmlDevice_t, int, int, unsigned long long*);
-typedef nvmlReturn_t (*nvmlDeviceGetRetiredPages_fn)(nvmlDevice_t, int, unsigned int*, unsigned long long*);
-typedef nvmlReturn_t (*nvmlDeviceGetRemappedRows_fn)(nvmlDevice_t, unsigned int*, unsigned int*, unsigned int*,
-                                                     unsigned int*);
+typedef nvmlReturn_t (*nvmlDeviceGetRetiredPages_fn)(nvmlDevice_t, int, unsigned int*,
+                                                     unsigned long long*);
+typedef nvmlReturn_t (*nvmlDeviceGetRemappedRows_fn)(nvmlDevice_t, unsigned int*, unsigned int*,
+                                                     unsigned int*, unsigned int*);
 typedef nvmlReturn_t (*nvmlDeviceGetMemoryInfo_fn)(nvmlDevice_t, nvmlMemory_t*);
 typedef nvmlReturn_t (*nvmlDeviceGetUtilizationRates_fn)(nvmlDevice_t, nvmlUtilization_t*);
-typedef nvmlReturn_t (*nvmlDeviceGetComputeRunningProcesses_fn)(nvmlDevice_t, unsigned int*, nvmlProcessInfo_t*);
+typedef nvmlReturn_t (*nvmlDeviceGetComputeRunningProcesses_fn)(nvmlDevice_t, unsigned int*,
+                                                                nvmlProcessInfo_t*);
 typedef nvmlReturn_t (*nvmlDeviceGetComputeRunningProcessesV1_fn)(nvmlDevice_t, unsigned int*,
                                                                   nvmlProcessInfo_v1_t*);
 typedef nvmlReturn_t (*nvmlDeviceGetTopologyCommonAncestor_fn)(nvmlDevice_t, nvmlDevice_t, int*);
 typedef nvmlReturn_t (*nvmlDeviceGetP2PStatus_fn)(nvmlDevice_t, nvmlDevice_t, int, int*);
 typedef nvmlReturn_t (*nvmlDeviceGetNvLinkState_fn)(nvmlDevice_t, unsigned int, int*);
 typedef nvmlReturn_t (*nvmlDeviceGetNvLinkVersion_fn)(nvmlDevice_t, unsigned int, unsigned int*);
-typedef nvmlReturn_t (*nvmlDeviceGetNvLinkRemotePciInfo_fn)(nvmlDevice_t, unsigned int, nvmlPciInfo_t*);
+typedef nvmlReturn_t (*nvmlDeviceGetNvLinkRemotePciInfo_fn)(nvmlDevice_t, unsigned int,
+                                                            nvmlPciInfo_t*);
 typedef nvmlReturn_t (*nvmlDeviceGetGpuFabricInfo_fn)(nvmlDevice_t, nvmlGpuFabricInfo_t*);
 
 }  // extern "C"
 
 // Symbols gpuvet resolves (base name first, then the versioned ones it prefers).
 // Kept here so the fake library and its tests can check they export them all.
-#define GPUVET_NVML_SYMBOLS(X)                                                                   \
-  X(nvmlInit_v2) X(nvmlInit) X(nvmlShutdown) X(nvmlErrorString) X(nvmlSystemGetDriverVersion)   \
-  X(nvmlSystemGetNVMLVersion) X(nvmlSystemGetCudaDriverVersion_v2)                              \
-  X(nvmlSystemGetCudaDriverVersion) X(nvmlSystemGetProcessName) X(nvmlDeviceGetCount_v2)        \
-  X(nvmlDeviceGetCount) X(nvmlDeviceGetHandleByIndex_v2) X(nvmlDeviceGetHandleByIndex)          \
-  X(nvmlDeviceGetName) X(nvmlDeviceGetUUID) X(nvmlDeviceGetSerial) X(nvmlDeviceGetVbiosVersion) \
-  X(nvmlDeviceGetPciInfo_v3) X(nvmlDeviceGetPciInfo_v2) X(nvmlDeviceGetPciInfo)                 \
-  X(nvmlDeviceGetCurrPcieLinkGeneration) X(nvmlDeviceGetMaxPcieLinkGeneration)                  \
-  X(nvmlDeviceGetGpuMaxPcieLinkGeneration) X(nvmlDeviceGetCurrPcieLinkWidth)                    \
-  X(nvmlDeviceGetMaxPcieLinkWidth) X(nvmlDeviceGetPcieReplayCounter) X(nvmlDeviceGetNumaNodeId) \
-  X(nvmlDeviceGetCpuAffinity) X(nvmlDeviceGetClockInfo) X(nvmlDeviceGetMaxClockInfo)            \
-  X(nvmlDeviceGetCurrentClocksEventReasons) X(nvmlDeviceGetCurrentClocksThrottleReasons)        \
-  X(nvmlDeviceGetViolationStatus) X(nvmlDeviceGetTemperature)                                   \
-  X(nvmlDeviceGetTemperatureThreshold) X(nvmlDeviceGetMarginTemperature)                        \
-  X(nvmlDeviceGetPowerUsage) X(nvmlDeviceGetPowerManagementLimit)                               \
-  X(nvmlDeviceGetEnforcedPowerLimit) X(nvmlDeviceGetPowerManagementDefaultLimit)                \
-  X(nvmlDeviceGetEccMode) X(nvmlDeviceGetTotalEccErrors) X(nvmlDeviceGetRetiredPages)           \
-  X(nvmlDeviceGetRetiredPagesPendingStatus) X(nvmlDeviceGetRemappedRows)                        \
-  X(nvmlDeviceGetMemoryInfo) X(nvmlDeviceGetUtilizationRates)                                   \
-  X(nvmlDeviceGetComputeRunningProcesses_v3) X(nvmlDeviceGetComputeRunningProcesses_v2)         \
-  X(nvmlDeviceGetComputeRunningProcesses) X(nvmlDeviceGetMigMode)                               \
-  X(nvmlDeviceGetPersistenceMode) X(nvmlDeviceGetPerformanceState)                              \
-  X(nvmlDeviceGetTopologyCommonAncestor) X(nvmlDeviceGetP2PStatus) X(nvmlDeviceGetNvLinkState)  \
-  X(nvmlDeviceGetNvLinkVersion) X(nvmlDeviceGetNvLinkRemotePciInfo_v2)                          \
-  X(nvmlDeviceGetNvLinkRemotePciInfo) X(nvmlDeviceGetGpuFabricInfo)
+#define GPUVET_NVML_SYMBOLS(X)                                                                           \
+  X(nvmlInit_v2)                                                                                         \
+  X(nvmlInit) X(nvmlShutdown) X(nvmlErrorString) X(nvmlSystemGetDriverVersion) X(                        \
+      nvmlSystemGetNVMLVersion) X(nvmlSystemGetCudaDriverVersion_v2) X(nvmlSystemGetCudaDriverVersion)   \
+      X(nvmlSystemGetProcessName) X(nvmlDeviceGetCount_v2) X(nvmlDeviceGetCount) X(                      \
+          nvmlDeviceGetHandleByIndex_v2) X(nvmlDeviceGetHandleByIndex) X(nvmlDeviceGetName)              \
+          X(nvmlDeviceGetUUID) X(nvmlDeviceGetSerial) X(nvmlDeviceGetVbiosVersion) X(                    \
+              nvmlDeviceGetPciInfo_v3) X(nvmlDeviceGetPciInfo_v2) X(nvmlDeviceGetPciInfo)                \
+              X(nvmlDeviceGetCurrPcieLinkGeneration) X(nvmlDeviceGetMaxPcieLinkGeneration) X(            \
+                  nvmlDeviceGetGpuMaxPcieLinkGeneration) X(nvmlDeviceGetCurrPcieLinkWidth)               \
+                  X(nvmlDeviceGetMaxPcieLinkWidth) X(nvmlDeviceGetPcieReplayCounter) X(                  \
+                      nvmlDeviceGetNumaNodeId) X(nvmlDeviceGetCpuAffinity) X(nvmlDeviceGetClockInfo)     \
+                      X(nvmlDeviceGetMaxClockInfo) X(nvmlDeviceGetCurrentClocksEventReasons) X(          \
+                          nvmlDeviceGetCurrentClocksThrottleReasons) X(nvmlDeviceGetViolationStatus)     \
+                          X(nvmlDeviceGetTemperature) X(nvmlDeviceGetTemperatureThreshold) X(            \
+                              nvmlDeviceGetMarginTemperature) X(nvmlDeviceGetPowerUsage)                 \
+                              X(nvmlDeviceGetPowerManagementLimit) X(nvmlDeviceGetEnforcedPowerLimit) X( \
+                                  nvmlDeviceGetPowerManagementDefaultLimit) X(nvmlDeviceGetEccMode)      \
+                                  X(nvmlDeviceGetTotalEccErrors) X(nvmlDeviceGetRetiredPages) X(         \
+                                      nvmlDeviceGetRetiredPagesPendingStatus)                            \
+                                      X(nvmlDeviceGetRemappedRows) X(nvmlDeviceGetMemoryInfo) X(         \
+                                          nvmlDeviceGetUtilizationRates)                                 \
+                                          X(nvmlDeviceGetComputeRunningProcesses_v3) X(                  \
+                                              nvmlDeviceGetComputeRunningProcesses_v2)                   \
+                                              X(nvmlDeviceGetComputeRunningProcesses) X(                 \
+                                                  nvmlDeviceGetMigMode) X(nvmlDeviceGetPersistenceMode)  \
+                                                  X(nvmlDeviceGetPerformanceState) X(                    \
+                                                      nvmlDeviceGetTopologyCommonAncestor)               \
+                                                      X(nvmlDeviceGetP2PStatus) X(                       \
+                                                          nvmlDeviceGetNvLinkState)                      \
+                                                          X(nvmlDeviceGetNvLinkVersion) X(               \
+                                                              nvmlDeviceGetNvLinkRemotePciInfo_v2)       \
+                                                              X(nvmlDeviceGetNvLinkRemotePciInfo)        \
+                                                                  X(nvmlDeviceGetGpuFabricInfo)

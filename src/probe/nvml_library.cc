@@ -16,38 +16,70 @@ namespace gpuvet::probe {
 
 const char* nvml_return_name(nvmlReturn_t code) {
   switch (code) {
-    case NVML_SUCCESS: return "SUCCESS";
-    case NVML_ERROR_UNINITIALIZED: return "UNINITIALIZED";
-    case NVML_ERROR_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case NVML_ERROR_NOT_SUPPORTED: return "NOT_SUPPORTED";
-    case NVML_ERROR_NO_PERMISSION: return "NO_PERMISSION";
-    case NVML_ERROR_ALREADY_INITIALIZED: return "ALREADY_INITIALIZED";
-    case NVML_ERROR_NOT_FOUND: return "NOT_FOUND";
-    case NVML_ERROR_INSUFFICIENT_SIZE: return "INSUFFICIENT_SIZE";
-    case NVML_ERROR_INSUFFICIENT_POWER: return "INSUFFICIENT_POWER";
-    case NVML_ERROR_DRIVER_NOT_LOADED: return "DRIVER_NOT_LOADED";
-    case NVML_ERROR_TIMEOUT: return "TIMEOUT";
-    case NVML_ERROR_IRQ_ISSUE: return "IRQ_ISSUE";
-    case NVML_ERROR_LIBRARY_NOT_FOUND: return "LIBRARY_NOT_FOUND";
-    case NVML_ERROR_FUNCTION_NOT_FOUND: return "FUNCTION_NOT_FOUND";
-    case NVML_ERROR_CORRUPTED_INFOROM: return "CORRUPTED_INFOROM";
-    case NVML_ERROR_GPU_IS_LOST: return "GPU_IS_LOST";
-    case NVML_ERROR_RESET_REQUIRED: return "RESET_REQUIRED";
-    case NVML_ERROR_OPERATING_SYSTEM: return "OPERATING_SYSTEM";
-    case NVML_ERROR_LIB_RM_VERSION_MISMATCH: return "LIB_RM_VERSION_MISMATCH";
-    case NVML_ERROR_IN_USE: return "IN_USE";
-    case NVML_ERROR_MEMORY: return "MEMORY";
-    case NVML_ERROR_NO_DATA: return "NO_DATA";
-    case NVML_ERROR_VGPU_ECC_NOT_SUPPORTED: return "VGPU_ECC_NOT_SUPPORTED";
-    case NVML_ERROR_INSUFFICIENT_RESOURCES: return "INSUFFICIENT_RESOURCES";
-    case NVML_ERROR_FREQ_NOT_SUPPORTED: return "FREQ_NOT_SUPPORTED";
-    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH: return "ARGUMENT_VERSION_MISMATCH";
-    case NVML_ERROR_DEPRECATED: return "DEPRECATED";
-    case NVML_ERROR_NOT_READY: return "NOT_READY";
-    case NVML_ERROR_GPU_NOT_FOUND: return "GPU_NOT_FOUND";
-    case NVML_ERROR_INVALID_STATE: return "INVALID_STATE";
-    case NVML_ERROR_UNKNOWN: return "UNKNOWN";
-    default: return "UNRECOGNISED_ERROR";
+    case NVML_SUCCESS:
+      return "SUCCESS";
+    case NVML_ERROR_UNINITIALIZED:
+      return "UNINITIALIZED";
+    case NVML_ERROR_INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case NVML_ERROR_NOT_SUPPORTED:
+      return "NOT_SUPPORTED";
+    case NVML_ERROR_NO_PERMISSION:
+      return "NO_PERMISSION";
+    case NVML_ERROR_ALREADY_INITIALIZED:
+      return "ALREADY_INITIALIZED";
+    case NVML_ERROR_NOT_FOUND:
+      return "NOT_FOUND";
+    case NVML_ERROR_INSUFFICIENT_SIZE:
+      return "INSUFFICIENT_SIZE";
+    case NVML_ERROR_INSUFFICIENT_POWER:
+      return "INSUFFICIENT_POWER";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return "DRIVER_NOT_LOADED";
+    case NVML_ERROR_TIMEOUT:
+      return "TIMEOUT";
+    case NVML_ERROR_IRQ_ISSUE:
+      return "IRQ_ISSUE";
+    case NVML_ERROR_LIBRARY_NOT_FOUND:
+      return "LIBRARY_NOT_FOUND";
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+      return "FUNCTION_NOT_FOUND";
+    case NVML_ERROR_CORRUPTED_INFOROM:
+      return "CORRUPTED_INFOROM";
+    case NVML_ERROR_GPU_IS_LOST:
+      return "GPU_IS_LOST";
+    case NVML_ERROR_RESET_REQUIRED:
+      return "RESET_REQUIRED";
+    case NVML_ERROR_OPERATING_SYSTEM:
+      return "OPERATING_SYSTEM";
+    case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+      return "LIB_RM_VERSION_MISMATCH";
+    case NVML_ERROR_IN_USE:
+      return "IN_USE";
+    case NVML_ERROR_MEMORY:
+      return "MEMORY";
+    case NVML_ERROR_NO_DATA:
+      return "NO_DATA";
+    case NVML_ERROR_VGPU_ECC_NOT_SUPPORTED:
+      return "VGPU_ECC_NOT_SUPPORTED";
+    case NVML_ERROR_INSUFFICIENT_RESOURCES:
+      return "INSUFFICIENT_RESOURCES";
+    case NVML_ERROR_FREQ_NOT_SUPPORTED:
+      return "FREQ_NOT_SUPPORTED";
+    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
+      return "ARGUMENT_VERSION_MISMATCH";
+    case NVML_ERROR_DEPRECATED:
+      return "DEPRECATED";
+    case NVML_ERROR_NOT_READY:
+      return "NOT_READY";
+    case NVML_ERROR_GPU_NOT_FOUND:
+      return "GPU_NOT_FOUND";
+    case NVML_ERROR_INVALID_STATE:
+      return "INVALID_STATE";
+    case NVML_ERROR_UNKNOWN:
+      return "UNKNOWN";
+    default:
+      return "UNRECOGNISED_ERROR";
   }
 }
 
@@ -66,7 +98,10 @@ Status check_elf(const std::string& path) {
   std::array<char, 4> magic{};
   ssize_t n = ::read(fd, magic.data(), magic.size());
   ::close(fd);
-  if (n != 4 || std::memcmp(magic.data(), "\x7f" "ELF", 4) != 0)
+  if (n != 4 || std::memcmp(magic.data(),
+                            "\x7f"
+                            "ELF",
+                            4) != 0)
     return Status::invalid_input(path + ": not a shared library (no ELF header)");
   return Status::ok();
 }
@@ -80,7 +115,8 @@ Result<std::shared_ptr<const NvmlLibrary>> NvmlLibrary::load(const std::string& 
   if (!handle) {
     const char* err = dlerror();
     std::string msg = err ? err : "unknown dlopen error";
-    if (msg.find("No such file") != std::string::npos || msg.find("cannot open shared object") != std::string::npos)
+    if (msg.find("No such file") != std::string::npos ||
+        msg.find("cannot open shared object") != std::string::npos)
       return Status::not_found(path + ": " + msg);
     return Status::invalid_input(path + ": cannot load: " + msg);
   }
@@ -114,20 +150,24 @@ Result<std::shared_ptr<const NvmlLibrary>> NvmlLibrary::load(const std::string& 
   first(lib->init, {"nvmlInit_v2", "nvmlInit"}, true);
   first(lib->shutdown, {"nvmlShutdown"});
   first(lib->device_get_count, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"}, true);
-  first(lib->device_get_handle_by_index, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"}, true);
+  first(lib->device_get_handle_by_index,
+        {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"}, true);
   if (!lib->init || !lib->shutdown || !lib->device_get_count || !lib->device_get_handle_by_index)
-    return Status::invalid_input(path + ": a shared library, but not NVML (nvmlInit/nvmlDeviceGetCount missing)");
+    return Status::invalid_input(
+        path + ": a shared library, but not NVML (nvmlInit/nvmlDeviceGetCount missing)");
 
   first(lib->error_string_fn, {"nvmlErrorString"});
   first(lib->system_get_driver_version, {"nvmlSystemGetDriverVersion"});
   first(lib->system_get_nvml_version, {"nvmlSystemGetNVMLVersion"});
-  first(lib->system_get_cuda_driver_version, {"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"});
+  first(lib->system_get_cuda_driver_version,
+        {"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"});
   first(lib->system_get_process_name, {"nvmlSystemGetProcessName"});
   first(lib->device_get_name, {"nvmlDeviceGetName"});
   first(lib->device_get_uuid, {"nvmlDeviceGetUUID"});
   first(lib->device_get_serial, {"nvmlDeviceGetSerial"});
   first(lib->device_get_vbios_version, {"nvmlDeviceGetVbiosVersion"});
-  first(lib->device_get_pci_info, {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo"}, true);
+  first(lib->device_get_pci_info,
+        {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo"}, true);
   first(lib->device_get_curr_pcie_link_generation, {"nvmlDeviceGetCurrPcieLinkGeneration"});
   first(lib->device_get_max_pcie_link_generation, {"nvmlDeviceGetMaxPcieLinkGeneration"});
   first(lib->device_get_gpu_max_pcie_link_generation, {"nvmlDeviceGetGpuMaxPcieLinkGeneration"});
@@ -139,7 +179,8 @@ Result<std::shared_ptr<const NvmlLibrary>> NvmlLibrary::load(const std::string& 
   first(lib->device_get_clock_info, {"nvmlDeviceGetClockInfo"});
   first(lib->device_get_max_clock_info, {"nvmlDeviceGetMaxClockInfo"});
   first(lib->device_get_clock_event_reasons,
-        {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"}, true);
+        {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"},
+        true);
   first(lib->device_get_violation_status, {"nvmlDeviceGetViolationStatus"});
   first(lib->device_get_temperature, {"nvmlDeviceGetTemperature"});
   first(lib->device_get_temperature_threshold, {"nvmlDeviceGetTemperatureThreshold"});
@@ -147,7 +188,8 @@ Result<std::shared_ptr<const NvmlLibrary>> NvmlLibrary::load(const std::string& 
   first(lib->device_get_power_usage, {"nvmlDeviceGetPowerUsage"});
   first(lib->device_get_power_management_limit, {"nvmlDeviceGetPowerManagementLimit"});
   first(lib->device_get_enforced_power_limit, {"nvmlDeviceGetEnforcedPowerLimit"});
-  first(lib->device_get_power_management_default_limit, {"nvmlDeviceGetPowerManagementDefaultLimit"});
+  first(lib->device_get_power_management_default_limit,
+        {"nvmlDeviceGetPowerManagementDefaultLimit"});
   first(lib->device_get_ecc_mode, {"nvmlDeviceGetEccMode"});
   first(lib->device_get_total_ecc_errors, {"nvmlDeviceGetTotalEccErrors"});
   first(lib->device_get_retired_pages, {"nvmlDeviceGetRetiredPages"});
@@ -156,9 +198,11 @@ Result<std::shared_ptr<const NvmlLibrary>> NvmlLibrary::load(const std::string& 
   first(lib->device_get_memory_info, {"nvmlDeviceGetMemoryInfo"});
   first(lib->device_get_utilization_rates, {"nvmlDeviceGetUtilizationRates"});
   first(lib->device_get_compute_running_processes,
-        {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"}, true);
+        {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"},
+        true);
   if (!lib->device_get_compute_running_processes)
-    first(lib->device_get_compute_running_processes_v1, {"nvmlDeviceGetComputeRunningProcesses"}, true);
+    first(lib->device_get_compute_running_processes_v1, {"nvmlDeviceGetComputeRunningProcesses"},
+          true);
   first(lib->device_get_mig_mode, {"nvmlDeviceGetMigMode"});
   first(lib->device_get_persistence_mode, {"nvmlDeviceGetPersistenceMode"});
   first(lib->device_get_performance_state, {"nvmlDeviceGetPerformanceState"});

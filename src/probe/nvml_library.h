@@ -30,9 +30,11 @@ class NvmlLibrary {
   NvmlLibrary& operator=(const NvmlLibrary&) = delete;
 
   const std::string& requested_path() const { return requested_; }
-  // The file the loader actually mapped (realpath), e.g. /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.580.159.04.
+  // The file the loader actually mapped (realpath), e.g.
+  // /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.580.159.04.
   const std::string& loaded_path() const { return loaded_; }
-  // True for the CUDA toolkit's link-time stub (…/stubs/libnvidia-ml.so), which never talks to a driver.
+  // True for the CUDA toolkit's link-time stub (…/stubs/libnvidia-ml.so), which never talks to a
+  // driver.
   bool is_stub() const { return stub_; }
   std::string error_string(nvmlReturn_t code) const;
 
@@ -62,7 +64,8 @@ class NvmlLibrary {
   nvmlDeviceGetCpuAffinity_fn device_get_cpu_affinity = nullptr;
   nvmlDeviceGetClockInfo_fn device_get_clock_info = nullptr;
   nvmlDeviceGetClockInfo_fn device_get_max_clock_info = nullptr;
-  nvmlDeviceGetULL_fn device_get_clock_event_reasons = nullptr;  // Event (new) or Throttle (old) name
+  nvmlDeviceGetULL_fn device_get_clock_event_reasons =
+      nullptr;  // Event (new) or Throttle (old) name
   nvmlDeviceGetViolationStatus_fn device_get_violation_status = nullptr;
   nvmlDeviceGetTemperature_fn device_get_temperature = nullptr;
   nvmlDeviceGetTemperature_fn device_get_temperature_threshold = nullptr;
@@ -78,8 +81,10 @@ class NvmlLibrary {
   nvmlDeviceGetRemappedRows_fn device_get_remapped_rows = nullptr;
   nvmlDeviceGetMemoryInfo_fn device_get_memory_info = nullptr;
   nvmlDeviceGetUtilizationRates_fn device_get_utilization_rates = nullptr;
-  nvmlDeviceGetComputeRunningProcesses_fn device_get_compute_running_processes = nullptr;       // _v3/_v2
-  nvmlDeviceGetComputeRunningProcessesV1_fn device_get_compute_running_processes_v1 = nullptr;  // old layout
+  nvmlDeviceGetComputeRunningProcesses_fn device_get_compute_running_processes =
+      nullptr;  // _v3/_v2
+  nvmlDeviceGetComputeRunningProcessesV1_fn device_get_compute_running_processes_v1 =
+      nullptr;  // old layout
   nvmlDeviceGetEnablePair_fn device_get_mig_mode = nullptr;
   nvmlDeviceGetInt_fn device_get_persistence_mode = nullptr;
   nvmlDeviceGetInt_fn device_get_performance_state = nullptr;

@@ -15,16 +15,26 @@ namespace gpuvet::probe {
 
 const char* nvml_failure_name(NvmlFailure f) {
   switch (f) {
-    case NvmlFailure::kNone: return "none";
-    case NvmlFailure::kLibraryMissing: return "library-missing";
-    case NvmlFailure::kLibraryInvalid: return "library-invalid";
-    case NvmlFailure::kStubLibrary: return "stub-library";
-    case NvmlFailure::kDriverNotLoaded: return "driver-not-loaded";
-    case NvmlFailure::kVersionMismatch: return "version-mismatch";
-    case NvmlFailure::kNoPermission: return "no-permission";
-    case NvmlFailure::kInitTimeout: return "init-timeout";
-    case NvmlFailure::kInitFailed: return "init-failed";
-    case NvmlFailure::kCountFailed: return "count-failed";
+    case NvmlFailure::kNone:
+      return "none";
+    case NvmlFailure::kLibraryMissing:
+      return "library-missing";
+    case NvmlFailure::kLibraryInvalid:
+      return "library-invalid";
+    case NvmlFailure::kStubLibrary:
+      return "stub-library";
+    case NvmlFailure::kDriverNotLoaded:
+      return "driver-not-loaded";
+    case NvmlFailure::kVersionMismatch:
+      return "version-mismatch";
+    case NvmlFailure::kNoPermission:
+      return "no-permission";
+    case NvmlFailure::kInitTimeout:
+      return "init-timeout";
+    case NvmlFailure::kInitFailed:
+      return "init-failed";
+    case NvmlFailure::kCountFailed:
+      return "count-failed";
   }
   return "unknown";
 }
@@ -34,9 +44,13 @@ namespace {
 using Lib = std::shared_ptr<const NvmlLibrary>;
 using Clock = std::chrono::steady_clock;
 
-std::string c_string(const char* buf, std::size_t cap) { return std::string(buf, strnlen(buf, cap)); }
+std::string c_string(const char* buf, std::size_t cap) {
+  return std::string(buf, strnlen(buf, cap));
+}
 
-std::string format_seconds(std::chrono::milliseconds ms) { return fmt::format("{:.1f} s", ms.count() / 1000.0); }
+std::string format_seconds(std::chrono::milliseconds ms) {
+  return fmt::format("{:.1f} s", ms.count() / 1000.0);
+}
 
 std::vector<std::string> decode_clock_events(std::uint64_t mask) {
   static const std::pair<std::uint64_t, const char*> kNames[] = {
@@ -62,35 +76,53 @@ std::vector<std::string> decode_clock_events(std::uint64_t mask) {
 
 P2PStatus p2p_from_nvml(int s) {
   switch (s) {
-    case NVML_P2P_STATUS_OK: return P2PStatus::kOk;
-    case NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED: return P2PStatus::kChipsetNotSupported;
-    case NVML_P2P_STATUS_GPU_NOT_SUPPORTED: return P2PStatus::kGpuNotSupported;
-    case NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED: return P2PStatus::kTopologyNotSupported;
-    case NVML_P2P_STATUS_DISABLED_BY_REGKEY: return P2PStatus::kDisabledByRegkey;
-    case NVML_P2P_STATUS_NOT_SUPPORTED: return P2PStatus::kNotSupported;
-    default: return P2PStatus::kUnknown;
+    case NVML_P2P_STATUS_OK:
+      return P2PStatus::kOk;
+    case NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED:
+      return P2PStatus::kChipsetNotSupported;
+    case NVML_P2P_STATUS_GPU_NOT_SUPPORTED:
+      return P2PStatus::kGpuNotSupported;
+    case NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED:
+      return P2PStatus::kTopologyNotSupported;
+    case NVML_P2P_STATUS_DISABLED_BY_REGKEY:
+      return P2PStatus::kDisabledByRegkey;
+    case NVML_P2P_STATUS_NOT_SUPPORTED:
+      return P2PStatus::kNotSupported;
+    default:
+      return P2PStatus::kUnknown;
   }
 }
 
 PathType path_from_level(int level) {
   switch (level) {
     case NVML_TOPOLOGY_INTERNAL:
-    case NVML_TOPOLOGY_SINGLE: return PathType::kPIX;
-    case NVML_TOPOLOGY_MULTIPLE: return PathType::kPXB;
-    case NVML_TOPOLOGY_HOSTBRIDGE: return PathType::kPHB;
-    case NVML_TOPOLOGY_NODE: return PathType::kNODE;
-    case NVML_TOPOLOGY_SYSTEM: return PathType::kSYS;
-    default: return PathType::kUnknown;
+    case NVML_TOPOLOGY_SINGLE:
+      return PathType::kPIX;
+    case NVML_TOPOLOGY_MULTIPLE:
+      return PathType::kPXB;
+    case NVML_TOPOLOGY_HOSTBRIDGE:
+      return PathType::kPHB;
+    case NVML_TOPOLOGY_NODE:
+      return PathType::kNODE;
+    case NVML_TOPOLOGY_SYSTEM:
+      return PathType::kSYS;
+    default:
+      return PathType::kUnknown;
   }
 }
 
 const char* fabric_state_name(unsigned char s) {
   switch (s) {
-    case NVML_GPU_FABRIC_STATE_NOT_SUPPORTED: return "not_supported";
-    case NVML_GPU_FABRIC_STATE_NOT_STARTED: return "not_started";
-    case NVML_GPU_FABRIC_STATE_IN_PROGRESS: return "in_progress";
-    case NVML_GPU_FABRIC_STATE_COMPLETED: return "completed";
-    default: return "unknown";
+    case NVML_GPU_FABRIC_STATE_NOT_SUPPORTED:
+      return "not_supported";
+    case NVML_GPU_FABRIC_STATE_NOT_STARTED:
+      return "not_started";
+    case NVML_GPU_FABRIC_STATE_IN_PROGRESS:
+      return "in_progress";
+    case NVML_GPU_FABRIC_STATE_COMPLETED:
+      return "completed";
+    default:
+      return "unknown";
   }
 }
 
@@ -142,7 +174,8 @@ class GpuReader {
     slot_.entering(nullptr);
     if (r == NVML_ERROR_GPU_IS_LOST && !lost_) {
       lost_ = true;
-      out_.gpu.unresponsive = fmt::format("GPU is lost ({} returned GPU_IS_LOST): fallen off the bus?", name);
+      out_.gpu.unresponsive =
+          fmt::format("GPU is lost ({} returned GPU_IS_LOST): fallen off the bus?", name);
     }
     return r;
   }
@@ -155,7 +188,8 @@ class GpuReader {
   }
 
   template <typename Fn>
-  std::optional<std::string> get_string(const char* name, const char* field, Fn fn, nvmlDevice_t h) {
+  std::optional<std::string> get_string(const char* name, const char* field, Fn fn,
+                                        nvmlDevice_t h) {
     if (!fn) return std::nullopt;
     char buf[128] = {};
     auto r = call(name, [&] { return fn(h, buf, sizeof buf); });
@@ -166,7 +200,8 @@ class GpuReader {
     return s;
   }
 
-  std::optional<unsigned> get_uint(const char* name, const char* field, nvmlDeviceGetUInt_fn fn, nvmlDevice_t h) {
+  std::optional<unsigned> get_uint(const char* name, const char* field, nvmlDeviceGetUInt_fn fn,
+                                   nvmlDevice_t h) {
     if (!fn) return std::nullopt;
     unsigned v = 0;
     auto r = call(name, [&] { return fn(h, &v); });
@@ -194,25 +229,30 @@ class GpuReader {
       if (r == NVML_SUCCESS) {
         auto id = normalize_pci_bus_id(c_string(pci.busId, sizeof pci.busId));
         if (!id) id = normalize_pci_bus_id(c_string(pci.busIdLegacy, sizeof pci.busIdLegacy));
-        if (!id) id = normalize_pci_bus_id(fmt::format("{:x}:{:x}:{:x}.0", pci.domain, pci.bus, pci.device));
+        if (!id)
+          id = normalize_pci_bus_id(
+              fmt::format("{:x}:{:x}:{:x}.0", pci.domain, pci.bus, pci.device));
         g.pci_bus_id = id;
       }
     }
     if (lib_.device_get_mig_mode) {
       int cur = 0, pending = 0;
-      auto r = call("nvmlDeviceGetMigMode", [&] { return lib_.device_get_mig_mode(h, &cur, &pending); });
+      auto r =
+          call("nvmlDeviceGetMigMode", [&] { return lib_.device_get_mig_mode(h, &cur, &pending); });
       unreadable("mig_enabled", r);
       if (r == NVML_SUCCESS) g.mig_enabled = cur != 0;
     }
     if (lib_.device_get_persistence_mode) {
       int mode = 0;
-      auto r = call("nvmlDeviceGetPersistenceMode", [&] { return lib_.device_get_persistence_mode(h, &mode); });
+      auto r = call("nvmlDeviceGetPersistenceMode",
+                    [&] { return lib_.device_get_persistence_mode(h, &mode); });
       unreadable("persistence_mode", r);
       if (r == NVML_SUCCESS) g.persistence_mode = mode ? "enabled" : "disabled";
     }
     if (lib_.device_get_performance_state) {
       int p = 0;
-      auto r = call("nvmlDeviceGetPerformanceState", [&] { return lib_.device_get_performance_state(h, &p); });
+      auto r = call("nvmlDeviceGetPerformanceState",
+                    [&] { return lib_.device_get_performance_state(h, &p); });
       unreadable("pstate", r);
       if (r == NVML_SUCCESS && p >= 0 && p <= 15) g.pstate = p;
     }
@@ -224,35 +264,40 @@ class GpuReader {
                                     lib_.device_get_curr_pcie_link_generation, h));
     l.gen_max = as_int(get_uint("nvmlDeviceGetMaxPcieLinkGeneration", "pcie.gen_max",
                                 lib_.device_get_max_pcie_link_generation, h));
-    l.gen_device_max = as_int(get_uint("nvmlDeviceGetGpuMaxPcieLinkGeneration", "pcie.gen_device_max",
-                                       lib_.device_get_gpu_max_pcie_link_generation, h));
+    l.gen_device_max =
+        as_int(get_uint("nvmlDeviceGetGpuMaxPcieLinkGeneration", "pcie.gen_device_max",
+                        lib_.device_get_gpu_max_pcie_link_generation, h));
     l.width_current = as_int(get_uint("nvmlDeviceGetCurrPcieLinkWidth", "pcie.width_current",
                                       lib_.device_get_curr_pcie_link_width, h));
-    l.width_max = as_int(
-        get_uint("nvmlDeviceGetMaxPcieLinkWidth", "pcie.width_max", lib_.device_get_max_pcie_link_width, h));
+    l.width_max = as_int(get_uint("nvmlDeviceGetMaxPcieLinkWidth", "pcie.width_max",
+                                  lib_.device_get_max_pcie_link_width, h));
     if (auto v = get_uint("nvmlDeviceGetPcieReplayCounter", "pcie.replay_counter",
                           lib_.device_get_pcie_replay_counter, h))
       l.replay_counter = *v;
-    if (auto node = get_uint("nvmlDeviceGetNumaNodeId", "numa_node", lib_.device_get_numa_node_id, h);
+    if (auto node =
+            get_uint("nvmlDeviceGetNumaNodeId", "numa_node", lib_.device_get_numa_node_id, h);
         node && *node < 4096)
       out_.gpu.numa_node = static_cast<int>(*node);
     if (lib_.device_get_cpu_affinity) {
       constexpr unsigned kWords = 64;  // 4096 CPUs
       unsigned long mask[kWords] = {};
-      auto r = call("nvmlDeviceGetCpuAffinity", [&] { return lib_.device_get_cpu_affinity(h, kWords, mask); });
+      auto r = call("nvmlDeviceGetCpuAffinity",
+                    [&] { return lib_.device_get_cpu_affinity(h, kWords, mask); });
       unreadable("cpu_affinity", r);
       if (r == NVML_SUCCESS) {
         constexpr int kBits = static_cast<int>(sizeof(unsigned long) * 8);
         for (unsigned w = 0; w < kWords; ++w)
           for (int b = 0; b < kBits; ++b)
-            if (mask[w] & (1UL << b)) out_.gpu.cpu_affinity.push_back(static_cast<int>(w) * kBits + b);
+            if (mask[w] & (1UL << b))
+              out_.gpu.cpu_affinity.push_back(static_cast<int>(w) * kBits + b);
       }
     }
   }
 
   void clocks_and_thermal(nvmlDevice_t h) {
     auto& g = out_.gpu;
-    auto clock = [&](const char* name, const char* field, nvmlDeviceGetClockInfo_fn fn, int type) -> std::optional<int> {
+    auto clock = [&](const char* name, const char* field, nvmlDeviceGetClockInfo_fn fn,
+                     int type) -> std::optional<int> {
       if (!fn) return std::nullopt;
       unsigned v = 0;
       auto r = call(name, [&] { return fn(h, type, &v); });
@@ -260,12 +305,14 @@ class GpuReader {
       if (r != NVML_SUCCESS) return std::nullopt;
       return static_cast<int>(v);
     };
-    g.clocks.sm_mhz = clock("nvmlDeviceGetClockInfo", "clocks.sm", lib_.device_get_clock_info, NVML_CLOCK_SM);
-    g.clocks.mem_mhz = clock("nvmlDeviceGetClockInfo", "clocks.mem", lib_.device_get_clock_info, NVML_CLOCK_MEM);
-    g.clocks.sm_max_mhz =
-        clock("nvmlDeviceGetMaxClockInfo", "clocks.sm_max", lib_.device_get_max_clock_info, NVML_CLOCK_SM);
-    g.clocks.mem_max_mhz =
-        clock("nvmlDeviceGetMaxClockInfo", "clocks.mem_max", lib_.device_get_max_clock_info, NVML_CLOCK_MEM);
+    g.clocks.sm_mhz =
+        clock("nvmlDeviceGetClockInfo", "clocks.sm", lib_.device_get_clock_info, NVML_CLOCK_SM);
+    g.clocks.mem_mhz =
+        clock("nvmlDeviceGetClockInfo", "clocks.mem", lib_.device_get_clock_info, NVML_CLOCK_MEM);
+    g.clocks.sm_max_mhz = clock("nvmlDeviceGetMaxClockInfo", "clocks.sm_max",
+                                lib_.device_get_max_clock_info, NVML_CLOCK_SM);
+    g.clocks.mem_max_mhz = clock("nvmlDeviceGetMaxClockInfo", "clocks.mem_max",
+                                 lib_.device_get_max_clock_info, NVML_CLOCK_MEM);
 
     if (lib_.device_get_clock_event_reasons) {
       unsigned long long mask = 0;
@@ -288,21 +335,24 @@ class GpuReader {
       };
       for (auto [policy, name] : kPolicies) {
         nvmlViolationTime_t v{};
-        auto r = call("nvmlDeviceGetViolationStatus", [&] { return lib_.device_get_violation_status(h, policy, &v); });
+        auto r = call("nvmlDeviceGetViolationStatus",
+                      [&] { return lib_.device_get_violation_status(h, policy, &v); });
         if (r == NVML_SUCCESS) g.clock_events.accumulated_ns[name] = v.violationTime;
       }
     }
 
     if (lib_.device_get_temperature) {
       unsigned t = 0;
-      auto r = call("nvmlDeviceGetTemperature", [&] { return lib_.device_get_temperature(h, NVML_TEMPERATURE_GPU, &t); });
+      auto r = call("nvmlDeviceGetTemperature",
+                    [&] { return lib_.device_get_temperature(h, NVML_TEMPERATURE_GPU, &t); });
       unreadable("thermal.gpu", r);
       if (r == NVML_SUCCESS) g.thermal.gpu_c = static_cast<int>(t);
     }
     if (lib_.device_get_margin_temperature) {
       nvmlMarginTemperature_t m{};
       m.version = NVML_MARGIN_TEMPERATURE_V1;
-      auto r = call("nvmlDeviceGetMarginTemperature", [&] { return lib_.device_get_margin_temperature(h, &m); });
+      auto r = call("nvmlDeviceGetMarginTemperature",
+                    [&] { return lib_.device_get_margin_temperature(h, &m); });
       if (r == NVML_SUCCESS) g.thermal.margin_c = m.marginTemperature;
     }
     if (lib_.device_get_temperature_threshold) {
@@ -319,21 +369,24 @@ class GpuReader {
       g.thermal.memory_max_c = threshold(NVML_TEMPERATURE_THRESHOLD_MEM_MAX);
     }
 
-    auto watts = [&](const char* name, const char* field, nvmlDeviceGetUInt_fn fn) -> std::optional<double> {
+    auto watts = [&](const char* name, const char* field,
+                     nvmlDeviceGetUInt_fn fn) -> std::optional<double> {
       auto mw = get_uint(name, field, fn, h);
       if (!mw) return std::nullopt;
       return *mw / 1000.0;
     };
     g.power.draw_w = watts("nvmlDeviceGetPowerUsage", "power.draw", lib_.device_get_power_usage);
-    g.power.limit_w =
-        watts("nvmlDeviceGetPowerManagementLimit", "power.limit", lib_.device_get_power_management_limit);
-    g.power.enforced_limit_w =
-        watts("nvmlDeviceGetEnforcedPowerLimit", "power.enforced_limit", lib_.device_get_enforced_power_limit);
-    g.power.default_limit_w = watts("nvmlDeviceGetPowerManagementDefaultLimit", "power.default_limit",
-                                    lib_.device_get_power_management_default_limit);
+    g.power.limit_w = watts("nvmlDeviceGetPowerManagementLimit", "power.limit",
+                            lib_.device_get_power_management_limit);
+    g.power.enforced_limit_w = watts("nvmlDeviceGetEnforcedPowerLimit", "power.enforced_limit",
+                                     lib_.device_get_enforced_power_limit);
+    g.power.default_limit_w =
+        watts("nvmlDeviceGetPowerManagementDefaultLimit", "power.default_limit",
+              lib_.device_get_power_management_default_limit);
     if (lib_.device_get_utilization_rates) {
       nvmlUtilization_t u{};
-      auto r = call("nvmlDeviceGetUtilizationRates", [&] { return lib_.device_get_utilization_rates(h, &u); });
+      auto r = call("nvmlDeviceGetUtilizationRates",
+                    [&] { return lib_.device_get_utilization_rates(h, &u); });
       unreadable("utilization", r);
       if (r == NVML_SUCCESS) {
         g.utilization.gpu_pct = static_cast<int>(u.gpu);
@@ -355,7 +408,8 @@ class GpuReader {
     }
     if (lib_.device_get_ecc_mode) {
       int cur = 0, pending = 0;
-      auto r = call("nvmlDeviceGetEccMode", [&] { return lib_.device_get_ecc_mode(h, &cur, &pending); });
+      auto r =
+          call("nvmlDeviceGetEccMode", [&] { return lib_.device_get_ecc_mode(h, &cur, &pending); });
       unreadable("ecc.mode", r);
       if (r == NVML_SUCCESS) {
         g.ecc.enabled = cur != 0;
@@ -365,23 +419,26 @@ class GpuReader {
     if (lib_.device_get_total_ecc_errors && g.ecc.enabled.value_or(false)) {
       auto count = [&](int type, int counter, const char* field) -> std::optional<std::uint64_t> {
         unsigned long long v = 0;
-        auto r = call("nvmlDeviceGetTotalEccErrors", [&] { return lib_.device_get_total_ecc_errors(h, type, counter, &v); });
+        auto r = call("nvmlDeviceGetTotalEccErrors",
+                      [&] { return lib_.device_get_total_ecc_errors(h, type, counter, &v); });
         unreadable(field, r);
         if (r != NVML_SUCCESS) return std::nullopt;
         return v;
       };
-      g.ecc.volatile_counts.corrected = count(NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, "ecc.volatile.corrected");
+      g.ecc.volatile_counts.corrected =
+          count(NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, "ecc.volatile.corrected");
       g.ecc.volatile_counts.uncorrected =
           count(NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, "ecc.volatile.uncorrected");
       g.ecc.aggregate_counts.corrected =
           count(NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC, "ecc.aggregate.corrected");
-      g.ecc.aggregate_counts.uncorrected =
-          count(NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC, "ecc.aggregate.uncorrected");
+      g.ecc.aggregate_counts.uncorrected = count(NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+                                                 NVML_AGGREGATE_ECC, "ecc.aggregate.uncorrected");
     }
     if (lib_.device_get_remapped_rows) {
       unsigned corr = 0, unc = 0, pending = 0, failed = 0;
-      auto r = call("nvmlDeviceGetRemappedRows",
-                    [&] { return lib_.device_get_remapped_rows(h, &corr, &unc, &pending, &failed); });
+      auto r = call("nvmlDeviceGetRemappedRows", [&] {
+        return lib_.device_get_remapped_rows(h, &corr, &unc, &pending, &failed);
+      });
       unreadable("ecc.remapped_rows", r);
       if (r == NVML_SUCCESS) {
         g.ecc.remapped_rows_correctable = static_cast<int>(corr);
@@ -394,13 +451,16 @@ class GpuReader {
     if (lib_.device_get_retired_pages) {
       auto pages = [&](int cause, const char* field) -> std::optional<int> {
         unsigned n = 0;
-        auto r = call("nvmlDeviceGetRetiredPages", [&] { return lib_.device_get_retired_pages(h, cause, &n, nullptr); });
+        auto r = call("nvmlDeviceGetRetiredPages",
+                      [&] { return lib_.device_get_retired_pages(h, cause, &n, nullptr); });
         unreadable(field, r);
         if (r != NVML_SUCCESS && r != NVML_ERROR_INSUFFICIENT_SIZE) return std::nullopt;
         return static_cast<int>(n);
       };
-      g.ecc.retired_pages_sbe = pages(NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, "ecc.retired_pages_sbe");
-      g.ecc.retired_pages_dbe = pages(NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, "ecc.retired_pages_dbe");
+      g.ecc.retired_pages_sbe =
+          pages(NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, "ecc.retired_pages_sbe");
+      g.ecc.retired_pages_dbe =
+          pages(NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, "ecc.retired_pages_dbe");
     }
     if (lib_.device_get_retired_pages_pending_status) {
       int pending = 0;
@@ -410,7 +470,8 @@ class GpuReader {
     }
     if (lib_.device_get_gpu_fabric_info) {
       nvmlGpuFabricInfo_t f{};
-      auto r = call("nvmlDeviceGetGpuFabricInfo", [&] { return lib_.device_get_gpu_fabric_info(h, &f); });
+      auto r = call("nvmlDeviceGetGpuFabricInfo",
+                    [&] { return lib_.device_get_gpu_fabric_info(h, &f); });
       if (r == NVML_SUCCESS) {
         g.fabric.state = fabric_state_name(f.state);
         if (f.state != NVML_GPU_FABRIC_STATE_NOT_SUPPORTED) {
@@ -431,7 +492,8 @@ class GpuReader {
     if (!lib_.device_get_nvlink_state) return;
     for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
       int active = 0;
-      auto r = call("nvmlDeviceGetNvLinkState", [&] { return lib_.device_get_nvlink_state(h, link, &active); });
+      auto r = call("nvmlDeviceGetNvLinkState",
+                    [&] { return lib_.device_get_nvlink_state(h, link, &active); });
       // NOT_SUPPORTED: no NVLink on this GPU; INVALID_ARGUMENT: past its last link.
       if (r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_INVALID_ARGUMENT) break;
       NvLink nl;
@@ -445,14 +507,15 @@ class GpuReader {
       nl.active = active != 0;
       if (lib_.device_get_nvlink_version) {
         unsigned v = 0;
-        if (call("nvmlDeviceGetNvLinkVersion", [&] { return lib_.device_get_nvlink_version(h, link, &v); }) ==
-            NVML_SUCCESS)
+        if (call("nvmlDeviceGetNvLinkVersion",
+                 [&] { return lib_.device_get_nvlink_version(h, link, &v); }) == NVML_SUCCESS)
           nl.version = static_cast<int>(v);
       }
       if (active && lib_.device_get_nvlink_remote_pci_info) {
         nvmlPciInfo_t pci{};
-        if (call("nvmlDeviceGetNvLinkRemotePciInfo",
-                 [&] { return lib_.device_get_nvlink_remote_pci_info(h, link, &pci); }) == NVML_SUCCESS) {
+        if (call("nvmlDeviceGetNvLinkRemotePciInfo", [&] {
+              return lib_.device_get_nvlink_remote_pci_info(h, link, &pci);
+            }) == NVML_SUCCESS) {
           auto id = normalize_pci_bus_id(c_string(pci.busId, sizeof pci.busId));
           if (!id) id = normalize_pci_bus_id(c_string(pci.busIdLegacy, sizeof pci.busIdLegacy));
           nl.remote_pci_bus_id = id;
@@ -471,17 +534,21 @@ class GpuReader {
       if (lib_.device_get_compute_running_processes) {
         std::vector<nvmlProcessInfo_t> infos(64 << attempt);
         count = static_cast<unsigned>(infos.size());
-        r = call("nvmlDeviceGetComputeRunningProcesses",
-                 [&] { return lib_.device_get_compute_running_processes(h, &count, infos.data()); });
+        r = call("nvmlDeviceGetComputeRunningProcesses", [&] {
+          return lib_.device_get_compute_running_processes(h, &count, infos.data());
+        });
         if (r == NVML_SUCCESS)
-          for (unsigned i = 0; i < count && i < infos.size(); ++i) found.emplace_back(infos[i].pid, infos[i].usedGpuMemory);
+          for (unsigned i = 0; i < count && i < infos.size(); ++i)
+            found.emplace_back(infos[i].pid, infos[i].usedGpuMemory);
       } else if (lib_.device_get_compute_running_processes_v1) {
         std::vector<nvmlProcessInfo_v1_t> infos(64 << attempt);
         count = static_cast<unsigned>(infos.size());
-        r = call("nvmlDeviceGetComputeRunningProcesses",
-                 [&] { return lib_.device_get_compute_running_processes_v1(h, &count, infos.data()); });
+        r = call("nvmlDeviceGetComputeRunningProcesses", [&] {
+          return lib_.device_get_compute_running_processes_v1(h, &count, infos.data());
+        });
         if (r == NVML_SUCCESS)
-          for (unsigned i = 0; i < count && i < infos.size(); ++i) found.emplace_back(infos[i].pid, infos[i].usedGpuMemory);
+          for (unsigned i = 0; i < count && i < infos.size(); ++i)
+            found.emplace_back(infos[i].pid, infos[i].usedGpuMemory);
       } else {
         return;
       }
@@ -492,11 +559,13 @@ class GpuReader {
       ProcessFacts p;
       p.host_pid = static_cast<int>(pid);
       p.gpu = out_.gpu.index;
-      // NVML reports (unsigned long long)-1 when memory usage is not available (e.g. under WDDM/MIG).
+      // NVML reports (unsigned long long)-1 when memory usage is not available (e.g. under
+      // WDDM/MIG).
       if (mem != ~0ULL) p.used_memory_bytes = mem;
       if (lib_.system_get_process_name) {
         char name[256] = {};
-        if (call("nvmlSystemGetProcessName", [&] { return lib_.system_get_process_name(pid, name, sizeof name); }) ==
+        if (call("nvmlSystemGetProcessName",
+                 [&] { return lib_.system_get_process_name(pid, name, sizeof name); }) ==
                 NVML_SUCCESS &&
             name[0])
           p.name = c_string(name, sizeof name);
@@ -538,30 +607,38 @@ void explain_init_error(NvmlProbeResult& out, const NvmlLibrary& lib, nvmlReturn
   const std::string err = lib.error_string(r);
   switch (r) {
     case NVML_ERROR_DRIVER_NOT_LOADED:
-      set_failure(out, NvmlFailure::kDriverNotLoaded,
-                  fmt::format("NVIDIA kernel driver is not loaded ({}). No GPU facts. Check `lsmod | grep nvidia`, "
-                              "dmesg for NVRM errors, and that the driver matches the running kernel.",
-                              err));
+      set_failure(
+          out, NvmlFailure::kDriverNotLoaded,
+          fmt::format(
+              "NVIDIA kernel driver is not loaded ({}). No GPU facts. Check `lsmod | grep nvidia`, "
+              "dmesg for NVRM errors, and that the driver matches the running kernel.",
+              err));
       break;
     case NVML_ERROR_LIB_RM_VERSION_MISMATCH: {
       std::string lib_version = version_from_library_path(lib.loaded_path()).value_or("unknown");
-      set_failure(out, NvmlFailure::kVersionMismatch,
-                  fmt::format("NVML library ({}, version {}) does not match the loaded kernel driver ({}). The driver "
-                              "was upgraded without a reboot/reload: reload the nvidia modules or reboot.",
-                              lib.loaded_path(), lib_version, err));
+      set_failure(
+          out, NvmlFailure::kVersionMismatch,
+          fmt::format("NVML library ({}, version {}) does not match the loaded kernel driver ({}). "
+                      "The driver "
+                      "was upgraded without a reboot/reload: reload the nvidia modules or reboot.",
+                      lib.loaded_path(), lib_version, err));
       break;
     }
     case NVML_ERROR_NO_PERMISSION:
-      set_failure(out, NvmlFailure::kNoPermission,
-                  fmt::format("NVML has no permission to open the GPUs ({}): check /dev/nvidia* permissions or the "
-                              "container's device list.",
-                              err));
+      set_failure(
+          out, NvmlFailure::kNoPermission,
+          fmt::format(
+              "NVML has no permission to open the GPUs ({}): check /dev/nvidia* permissions or the "
+              "container's device list.",
+              err));
       break;
     case NVML_ERROR_LIBRARY_NOT_FOUND:
-      set_failure(out, NvmlFailure::kStubLibrary,
-                  fmt::format("{} cannot reach a driver ({}): it is probably the CUDA toolkit's stub library. "
-                              "Point --nvml at the driver's libnvidia-ml.so.1.",
-                              lib.loaded_path(), err));
+      set_failure(
+          out, NvmlFailure::kStubLibrary,
+          fmt::format(
+              "{} cannot reach a driver ({}): it is probably the CUDA toolkit's stub library. "
+              "Point --nvml at the driver's libnvidia-ml.so.1.",
+              lib.loaded_path(), err));
       break;
     default:
       set_failure(out, NvmlFailure::kInitFailed, fmt::format("nvmlInit failed: {}", err));
@@ -585,7 +662,8 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
       set_failure(out, NvmlFailure::kLibraryMissing,
                   options.library_given_by_user
                       ? fmt::format("NVML library {} not found", options.library)
-                      : fmt::format("NVIDIA driver library {} not found: no NVIDIA driver is installed here (or it is "
+                      : fmt::format("NVIDIA driver library {} not found: no NVIDIA driver is "
+                                    "installed here (or it is "
                                     "not in the loader path). No GPU facts.",
                                     options.library));
     else
@@ -597,7 +675,8 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
   out.symbol_versions = lib->symbol_versions;
   if (lib->is_stub()) {
     set_failure(out, NvmlFailure::kStubLibrary,
-                fmt::format("{} is the CUDA toolkit's stub NVML, which never talks to a driver. Point --nvml at the "
+                fmt::format("{} is the CUDA toolkit's stub NVML, which never talks to a driver. "
+                            "Point --nvml at the "
                             "driver's libnvidia-ml.so.1 (or fix LD_LIBRARY_PATH).",
                             lib->loaded_path()));
     return finish();
@@ -612,13 +691,16 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
       slot.entering("nvmlDeviceGetCount");
       o.count_status = lib->device_get_count(&o.count);
       char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
-      if (lib->system_get_driver_version && lib->system_get_driver_version(buf, sizeof buf) == NVML_SUCCESS)
+      if (lib->system_get_driver_version &&
+          lib->system_get_driver_version(buf, sizeof buf) == NVML_SUCCESS)
         o.driver_version = c_string(buf, sizeof buf);
       char nbuf[NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE] = {};
-      if (lib->system_get_nvml_version && lib->system_get_nvml_version(nbuf, sizeof nbuf) == NVML_SUCCESS)
+      if (lib->system_get_nvml_version &&
+          lib->system_get_nvml_version(nbuf, sizeof nbuf) == NVML_SUCCESS)
         o.nvml_version = c_string(nbuf, sizeof nbuf);
       int cuda = 0;
-      if (lib->system_get_cuda_driver_version && lib->system_get_cuda_driver_version(&cuda) == NVML_SUCCESS)
+      if (lib->system_get_cuda_driver_version &&
+          lib->system_get_cuda_driver_version(&cuda) == NVML_SUCCESS)
         o.cuda_driver_version = cuda;
     }
     slot.entering(nullptr);
@@ -628,10 +710,12 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
   if (!init_done) {
     out.abandoned_threads = true;
     const char* where = init_slot->current_call();
-    set_failure(out, NvmlFailure::kInitTimeout,
-                fmt::format("NVML did not answer: {} did not return within {}. A GPU or the driver is hung; check "
-                            "dmesg for Xid 79 / 'fallen off the bus'.",
-                            where ? where : "nvmlInit", format_seconds(options.init_timeout)));
+    set_failure(
+        out, NvmlFailure::kInitTimeout,
+        fmt::format(
+            "NVML did not answer: {} did not return within {}. A GPU or the driver is hung; check "
+            "dmesg for Xid 79 / 'fallen off the bus'.",
+            where ? where : "nvmlInit", format_seconds(options.init_timeout)));
     return finish();
   }
   if (init.init != NVML_SUCCESS) {
@@ -641,7 +725,8 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
   out.driver_version = init.driver_version;
   out.nvml_version = init.nvml_version;
   if (init.cuda_driver_version)
-    out.cuda_driver_version = fmt::format("{}.{}", *init.cuda_driver_version / 1000, (*init.cuda_driver_version % 1000) / 10);
+    out.cuda_driver_version = fmt::format("{}.{}", *init.cuda_driver_version / 1000,
+                                          (*init.cuda_driver_version % 1000) / 10);
   if (init.count_status != NVML_SUCCESS) {
     set_failure(out, NvmlFailure::kCountFailed,
                 fmt::format("nvmlDeviceGetCount failed: {}", lib->error_string(init.count_status)));
@@ -664,8 +749,9 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
       out.abandoned_threads = true;
       const char* where = slots[i]->current_call();
       value.gpu.index = static_cast<int>(i);
-      value.gpu.unresponsive = fmt::format("not responding: {} did not return within {} (probe timed out)",
-                                           where ? where : "NVML", format_seconds(options.gpu_timeout));
+      value.gpu.unresponsive =
+          fmt::format("not responding: {} did not return within {} (probe timed out)",
+                      where ? where : "NVML", format_seconds(options.gpu_timeout));
       value.processes.clear();
     } else if (!value.gpu.unresponsive) {
       handles[i] = value.handle;
@@ -681,9 +767,11 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
   for (auto& g : out.gpus)
     for (auto& l : g.nvlinks)
       if (l.remote_pci_bus_id)
-        if (auto it = by_bus.find(*l.remote_pci_bus_id); it != by_bus.end()) l.remote_gpu = it->second;
+        if (auto it = by_bus.find(*l.remote_pci_bus_id); it != by_bus.end())
+          l.remote_gpu = it->second;
 
-  // Pairs: only among GPUs that answered; still under a deadline, since a pair query touches both GPUs.
+  // Pairs: only among GPUs that answered; still under a deadline, since a pair query touches both
+  // GPUs.
   if (count > 1 && lib->device_get_topology_common_ancestor) {
     struct PairsOutput {
       std::vector<GpuPair> pairs;
@@ -698,13 +786,15 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
           p.b = static_cast<int>(b);
           int level = -1;
           slot.entering("nvmlDeviceGetTopologyCommonAncestor");
-          if (lib->device_get_topology_common_ancestor(handles[a], handles[b], &level) == NVML_SUCCESS)
+          if (lib->device_get_topology_common_ancestor(handles[a], handles[b], &level) ==
+              NVML_SUCCESS)
             p.path = path_from_level(level);
           if (lib->device_get_p2p_status) {
             slot.entering("nvmlDeviceGetP2PStatus");
             auto status = [&](int caps) -> std::optional<P2PStatus> {
               int s = NVML_P2P_STATUS_UNKNOWN;
-              if (lib->device_get_p2p_status(handles[a], handles[b], caps, &s) != NVML_SUCCESS) return std::nullopt;
+              if (lib->device_get_p2p_status(handles[a], handles[b], caps, &s) != NVML_SUCCESS)
+                return std::nullopt;
               return p2p_from_nvml(s);
             };
             p.p2p_read = status(NVML_P2P_CAPS_INDEX_READ);
@@ -722,9 +812,10 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
     auto [pairs_done, pairs] = pair_slot->wait_until(Clock::now() + options.gpu_timeout);
     if (!pairs_done) {
       out.abandoned_threads = true;
-      out.notes.push_back(fmt::format("GPU pair topology incomplete: {} did not return within {}",
-                                      pair_slot->current_call() ? pair_slot->current_call() : "NVML",
-                                      format_seconds(options.gpu_timeout)));
+      out.notes.push_back(
+          fmt::format("GPU pair topology incomplete: {} did not return within {}",
+                      pair_slot->current_call() ? pair_slot->current_call() : "NVML",
+                      format_seconds(options.gpu_timeout)));
     }
     out.pairs = std::move(pairs.pairs);
   }
@@ -737,13 +828,16 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
     int direct = 0, switch_a = 0, switch_b = 0;
     for (const auto& l : ga.nvlinks) {
       if (!l.active.value_or(false)) continue;
-      if (l.remote_gpu == p.b) ++direct;
-      else if (!l.remote_gpu && l.remote_pci_bus_id) ++switch_a;
+      if (l.remote_gpu == p.b)
+        ++direct;
+      else if (!l.remote_gpu && l.remote_pci_bus_id)
+        ++switch_a;
     }
     for (const auto& l : gb.nvlinks)
       if (l.active.value_or(false) && !l.remote_gpu && l.remote_pci_bus_id) ++switch_b;
     int links = direct;
-    if (links == 0 && switch_a > 0 && switch_b > 0 && p.p2p_nvlink == P2PStatus::kOk) links = std::min(switch_a, switch_b);
+    if (links == 0 && switch_a > 0 && switch_b > 0 && p.p2p_nvlink == P2PStatus::kOk)
+      links = std::min(switch_a, switch_b);
     if (links > 0) {
       p.nvlinks = links;
       p.path = PathType::kNVLink;

@@ -26,15 +26,15 @@ struct NvmlProbeOptions {
 
 enum class NvmlFailure {
   kNone,
-  kLibraryMissing,    // no libnvidia-ml.so.1: no NVIDIA driver installed here
-  kLibraryInvalid,    // the file is not NVML (garbage, wrong architecture)
-  kStubLibrary,       // the CUDA toolkit's link-time stub
-  kDriverNotLoaded,   // library present, kernel module not loaded
-  kVersionMismatch,   // library and kernel module from different driver versions
-  kNoPermission,      // /dev/nvidia* not accessible
-  kInitTimeout,       // nvmlInit did not return in time
-  kInitFailed,        // any other nvmlInit error
-  kCountFailed,       // nvmlDeviceGetCount failed
+  kLibraryMissing,   // no libnvidia-ml.so.1: no NVIDIA driver installed here
+  kLibraryInvalid,   // the file is not NVML (garbage, wrong architecture)
+  kStubLibrary,      // the CUDA toolkit's link-time stub
+  kDriverNotLoaded,  // library present, kernel module not loaded
+  kVersionMismatch,  // library and kernel module from different driver versions
+  kNoPermission,     // /dev/nvidia* not accessible
+  kInitTimeout,      // nvmlInit did not return in time
+  kInitFailed,       // any other nvmlInit error
+  kCountFailed,      // nvmlDeviceGetCount failed
 };
 const char* nvml_failure_name(NvmlFailure f);
 

@@ -16,9 +16,12 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 
-std::string scenario(const std::string& name) { return std::string(GPUVET_TEST_DATA) + "/scenarios/" + name; }
+std::string scenario(const std::string& name) {
+  return std::string(GPUVET_TEST_DATA) + "/scenarios/" + name;
+}
 
-NvmlProbeResult probe_with(const std::string& scenario_file, const std::string& library = GPUVET_FAKE_NVML,
+NvmlProbeResult probe_with(const std::string& scenario_file,
+                           const std::string& library = GPUVET_FAKE_NVML,
                            milliseconds gpu_timeout = milliseconds(3000),
                            milliseconds init_timeout = milliseconds(3000)) {
   ::setenv("GPUVET_FAKE_NVML_SCENARIO", scenario_file.c_str(), 1);
@@ -30,7 +33,9 @@ NvmlProbeResult probe_with(const std::string& scenario_file, const std::string& 
   return probe_nvml(o);
 }
 
-bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 TEST(NvmlProbeTest, H200IdleReadsEveryField) {
   auto r = probe_with(scenario("h200-1gpu-idle.json"));
@@ -134,17 +139,20 @@ TEST(NvmlProbeTest, HungGpuTimesOutWhileTheOtherIsReported) {
   EXPECT_FALSE(r.gpus[0].unresponsive);
   EXPECT_EQ(r.gpus[0].name.value_or(""), "NVIDIA A100-SXM4-80GB");
   ASSERT_TRUE(r.gpus[1].unresponsive);
-  EXPECT_NE(r.gpus[1].unresponsive->find("nvmlDeviceGetName did not return within 0.5 s"), std::string::npos)
+  EXPECT_NE(r.gpus[1].unresponsive->find("nvmlDeviceGetName did not return within 0.5 s"),
+            std::string::npos)
       << *r.gpus[1].unresponsive;
   EXPECT_TRUE(r.abandoned_threads);
 }
 
 TEST(NvmlProbeTest, InitHangTimesOut) {
   const auto start = std::chrono::steady_clock::now();
-  auto r = probe_with(scenario("fault-init-hang.json"), GPUVET_FAKE_NVML, milliseconds(500), milliseconds(300));
+  auto r = probe_with(scenario("fault-init-hang.json"), GPUVET_FAKE_NVML, milliseconds(500),
+                      milliseconds(300));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   EXPECT_EQ(r.failure, NvmlFailure::kInitTimeout);
-  EXPECT_NE(r.failure_message.find("nvmlInit did not return within 0.3 s"), std::string::npos) << r.failure_message;
+  EXPECT_NE(r.failure_message.find("nvmlInit did not return within 0.3 s"), std::string::npos)
+      << r.failure_message;
   EXPECT_TRUE(r.gpus.empty());
   EXPECT_TRUE(r.abandoned_threads);
 }
@@ -167,13 +175,14 @@ TEST(NvmlProbeTest, FailingCallsAreListedNotFatal) {
   ASSERT_GE(r.gpus.size(), 1u);
   const auto& g = r.gpus[0];
   EXPECT_FALSE(g.unresponsive);
-  EXPECT_FALSE(g.pcie.replay_counter);       // NOT_SUPPORTED: empty, and not listed as a failure
+  EXPECT_FALSE(g.pcie.replay_counter);  // NOT_SUPPORTED: empty, and not listed as a failure
   EXPECT_TRUE(has(g.unreadable, "ecc.mode: NO_PERMISSION"));
   EXPECT_TRUE(has(g.unreadable, "processes: UNKNOWN"));
   EXPECT_FALSE(g.ecc.enabled);
   EXPECT_TRUE(g.name);
   EXPECT_TRUE(g.clocks.sm_max_mhz);
-  for (const auto& u : g.unreadable) EXPECT_EQ(u.find("pcie.replay_counter"), std::string::npos) << u;
+  for (const auto& u : g.unreadable)
+    EXPECT_EQ(u.find("pcie.replay_counter"), std::string::npos) << u;
 }
 
 TEST(NvmlProbeTest, MalformedScenarioIsAClearInitError) {
@@ -255,7 +264,8 @@ TEST(NvmlProbeTest, ElfThatIsNotNvmlIsInvalid) {
 }
 
 TEST(NvmlProbeTest, StubLibraryIsRecognised) {
-  auto dir = fs::temp_directory_path() / ("gpuvet-cuda-" + std::to_string(::getpid())) / "lib64" / "stubs";
+  auto dir =
+      fs::temp_directory_path() / ("gpuvet-cuda-" + std::to_string(::getpid())) / "lib64" / "stubs";
   fs::create_directories(dir);
   fs::copy_file(GPUVET_FAKE_NVML, dir / "libnvidia-ml.so", fs::copy_options::overwrite_existing);
   auto r = probe_with(scenario("h200-1gpu-idle.json"), (dir / "libnvidia-ml.so").string());

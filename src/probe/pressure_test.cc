@@ -2,95 +2,19 @@
 
 #include <gtest/gtest.h>
 
+#include "fakes/file_systems.h"
+
 #include <map>
 #include <set>
 
 namespace gpuvet::probe {
 namespace {
 
+using namespace gpuvet::testing;  // NOLINT: test fakes
+
 std::string sysroot(const char* name) {
   return std::string(GPUVET_TEST_DATA) + "/fixtures/" + name;
 }
-
-// Wraps a FileSystem and answers "permission denied" for the given paths.
-class DenyingFileSystem final : public FileSystem {
- public:
-  DenyingFileSystem(const FileSystem& inner, std::set<std::string> denied)
-      : inner_(inner), denied_(std::move(denied)) {}
-  Result<std::string> read_file(const std::string& path, std::size_t max_bytes) const override {
-    if (denied_.count(path)) return Status::permission_denied(path + ": Permission denied");
-    return inner_.read_file(path, max_bytes);
-  }
-  Result<std::vector<std::string>> list_dir(const std::string& path) const override {
-    if (denied_.count(path)) return Status::permission_denied(path + ": Permission denied");
-    return inner_.list_dir(path);
-  }
-  Result<std::string> real_path(const std::string& path) const override {
-    return inner_.real_path(path);
-  }
-  bool exists(const std::string& path) const override { return inner_.exists(path); }
-
- private:
-  const FileSystem& inner_;
-  std::set<std::string> denied_;
-};
-
-// Serves successive contents for chosen files (one per read, the last one
-// repeating); everything else comes from the wrapped tree.
-class SequencedFileSystem final : public FileSystem {
- public:
-  SequencedFileSystem(const FileSystem& inner,
-                      std::map<std::string, std::vector<std::string>> sequences)
-      : inner_(inner), sequences_(std::move(sequences)) {}
-  Result<std::string> read_file(const std::string& path, std::size_t max_bytes) const override {
-    auto it = sequences_.find(path);
-    if (it == sequences_.end()) return inner_.read_file(path, max_bytes);
-    std::size_t& n = reads_[path];
-    const auto& seq = it->second;
-    return seq[std::min(n++, seq.size() - 1)];
-  }
-  Result<std::vector<std::string>> list_dir(const std::string& path) const override {
-    return inner_.list_dir(path);
-  }
-  Result<std::string> real_path(const std::string& path) const override {
-    return inner_.real_path(path);
-  }
-  bool exists(const std::string& path) const override { return inner_.exists(path); }
-
- private:
-  const FileSystem& inner_;
-  std::map<std::string, std::vector<std::string>> sequences_;
-  mutable std::map<std::string, std::size_t> reads_;
-};
-
-class FakeClock final : public Clock {
- public:
-  std::chrono::steady_clock::time_point now() const override { return now_; }
-  std::int64_t unix_now() const override { return 1764669600; }
-  void sleep_for(std::chrono::milliseconds d) const override {
-    now_ += d;
-    slept_ += d;
-  }
-  std::chrono::milliseconds slept() const { return slept_; }
-
- private:
-  mutable std::chrono::steady_clock::time_point now_{};
-  mutable std::chrono::milliseconds slept_{0};
-};
-
-class EmptyFileSystem final : public FileSystem {
- public:
-  Result<std::string> read_file(const std::string& p, std::size_t) const override {
-    return Status::not_found(p);
-  }
-  Result<std::vector<std::string>> list_dir(const std::string& p) const override {
-    return Status::not_found(p);
-  }
-  Result<std::string> real_path(const std::string& p) const override {
-    return Status::not_found(p);
-  }
-  bool exists(const std::string&) const override { return false; }
-};
 
 CpuTimes cpu_times(int cpu, std::uint64_t user, std::uint64_t idle, std::uint64_t iowait,
                    std::uint64_t steal) {

@@ -2,12 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include "fakes/file_systems.h"
+
 #include <map>
 #include <numeric>
 #include <set>
 
 namespace gpuvet::probe {
 namespace {
+
+using namespace gpuvet::testing;  // NOLINT: test fakes
 
 std::string sysroot(const char* name) {
   return std::string(GPUVET_TEST_DATA) + "/fixtures/" + name;
@@ -18,59 +22,6 @@ std::vector<int> iota_vec(int first, int last) {
   std::iota(v.begin(), v.end(), first);
   return v;
 }
-
-// Wraps a FileSystem and answers "permission denied" for the given paths.
-class DenyingFileSystem final : public FileSystem {
- public:
-  DenyingFileSystem(const FileSystem& inner, std::set<std::string> denied)
-      : inner_(inner), denied_(std::move(denied)) {}
-  Result<std::string> read_file(const std::string& path, std::size_t max_bytes) const override {
-    if (denied_.count(path)) return Status::permission_denied(path + ": Permission denied");
-    return inner_.read_file(path, max_bytes);
-  }
-  Result<std::vector<std::string>> list_dir(const std::string& path) const override {
-    if (denied_.count(path)) return Status::permission_denied(path + ": Permission denied");
-    return inner_.list_dir(path);
-  }
-  Result<std::string> real_path(const std::string& path) const override {
-    return inner_.real_path(path);
-  }
-  bool exists(const std::string& path) const override { return inner_.exists(path); }
-
- private:
-  const FileSystem& inner_;
-  std::set<std::string> denied_;
-};
-
-// A /proc in memory: path → content; directories implied by the paths.
-class MemoryFileSystem final : public FileSystem {
- public:
-  explicit MemoryFileSystem(std::map<std::string, std::string> files) : files_(std::move(files)) {}
-  Result<std::string> read_file(const std::string& path, std::size_t max_bytes) const override {
-    auto it = files_.find(path);
-    if (it == files_.end()) return Status::not_found(path + ": No such file or directory");
-    return it->second.substr(0, max_bytes);
-  }
-  Result<std::vector<std::string>> list_dir(const std::string& path) const override {
-    std::set<std::string> names;
-    const std::string prefix = path + "/";
-    for (const auto& [p, content] : files_) {
-      if (p.rfind(prefix, 0) != 0) continue;
-      names.insert(p.substr(prefix.size(), p.find('/', prefix.size()) - prefix.size()));
-    }
-    if (names.empty()) return Status::not_found(path + ": No such file or directory");
-    return std::vector<std::string>(names.begin(), names.end());
-  }
-  Result<std::string> real_path(const std::string& path) const override { return path; }
-  bool exists(const std::string& path) const override {
-    if (files_.count(path)) return true;
-    auto it = files_.lower_bound(path + "/");
-    return it != files_.end() && it->first.rfind(path + "/", 0) == 0;
-  }
-
- private:
-  std::map<std::string, std::string> files_;
-};
 
 ProcessFacts process(int host_pid, int gpu) {
   ProcessFacts p;
@@ -170,7 +121,7 @@ TEST(ProcessBindingTest, PermissionDeniedStatusGivesNoteNotCrash) {
 
 TEST(ProcessBindingTest, UnlistableProcDuringScanGivesNote) {
   auto inner = make_rooted_file_system(sysroot("sysroot-2numa-4gpu"));
-  DenyingFileSystem fs(*inner, {"/proc"});
+  DenyingFileSystem fs(*inner, {"/proc"}, DenyingFileSystem::kExactPath);
   ProcessFacts p = process(17, 0);
   std::vector<std::string> notes;
   read_process_binding(fs, p, notes);

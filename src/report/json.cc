@@ -29,7 +29,10 @@ json numa_json(const NumaNode& n) {
 json pressure_json(const HostPressure& p) {
   json cores = json::array();
   for (const auto& c : p.cores)
-    cores.push_back({{"cpu", c.cpu}, {"busy_pct", c.busy_pct}, {"iowait_pct", c.iowait_pct}, {"steal_pct", c.steal_pct}});
+    cores.push_back({{"cpu", c.cpu},
+                     {"busy_pct", c.busy_pct},
+                     {"iowait_pct", c.iowait_pct},
+                     {"steal_pct", c.steal_pct}});
   json disks = json::array();
   for (const auto& d : p.disks)
     disks.push_back({{"device", d.device},
@@ -43,7 +46,11 @@ json pressure_json(const HostPressure& p) {
                     {"tx_bytes_per_s", n.tx_bytes_per_s},
                     {"speed_mbit_s", opt(n.speed_mbit_s)},
                     {"peak_util_pct", opt(n.peak_util_pct)}});
-  return {{"window_s", p.window_s}, {"iowait_pct", opt(p.iowait_pct)}, {"cores", cores}, {"disks", disks}, {"nics", nics}};
+  return {{"window_s", p.window_s},
+          {"iowait_pct", opt(p.iowait_pct)},
+          {"cores", cores},
+          {"disks", disks},
+          {"nics", nics}};
 }
 
 json host_json(const HostFacts& h) {
@@ -73,7 +80,9 @@ json host_json(const HostFacts& h) {
           {"pressure", h.pressure ? pressure_json(*h.pressure) : json(nullptr)}};
 }
 
-json ecc_counts(const EccCounts& c) { return {{"corrected", opt(c.corrected)}, {"uncorrected", opt(c.uncorrected)}}; }
+json ecc_counts(const EccCounts& c) {
+  return {{"corrected", opt(c.corrected)}, {"uncorrected", opt(c.uncorrected)}};
+}
 
 json gpu_json(const GpuFacts& g) {
   json links = json::array();
@@ -101,7 +110,8 @@ json gpu_json(const GpuFacts& g) {
         {"width_max", opt(g.pcie.width_max)},
         {"replay_counter", opt(g.pcie.replay_counter)}}},
       {"numa_node", opt(g.numa_node)},
-      {"cpu_affinity", g.cpu_affinity.empty() ? json(nullptr) : json(format_cpu_list(g.cpu_affinity))},
+      {"cpu_affinity",
+       g.cpu_affinity.empty() ? json(nullptr) : json(format_cpu_list(g.cpu_affinity))},
       {"clocks",
        {{"sm_mhz", opt(g.clocks.sm_mhz)},
         {"mem_mhz", opt(g.clocks.mem_mhz)},
@@ -136,8 +146,10 @@ json gpu_json(const GpuFacts& g) {
         {"remapped_rows_uncorrectable", opt(g.ecc.remapped_rows_uncorrectable)},
         {"remapping_pending", opt(g.ecc.remapping_pending)},
         {"remapping_failed", opt(g.ecc.remapping_failed)}}},
-      {"memory", {{"total_bytes", opt(g.memory.total_bytes)}, {"used_bytes", opt(g.memory.used_bytes)}}},
-      {"utilization", {{"gpu_pct", opt(g.utilization.gpu_pct)}, {"memory_pct", opt(g.utilization.memory_pct)}}},
+      {"memory",
+       {{"total_bytes", opt(g.memory.total_bytes)}, {"used_bytes", opt(g.memory.used_bytes)}}},
+      {"utilization",
+       {{"gpu_pct", opt(g.utilization.gpu_pct)}, {"memory_pct", opt(g.utilization.memory_pct)}}},
       {"mig_enabled", opt(g.mig_enabled)},
       {"persistence_mode", opt(g.persistence_mode)},
       {"pstate", opt(g.pstate)},
@@ -161,17 +173,18 @@ std::string facts_to_json(const Facts& facts, const JsonOptions& options) {
   for (const auto& g : facts.gpus) gpus.push_back(gpu_json(g));
   json pairs = json::array();
   for (const auto& p : facts.pairs)
-    pairs.push_back({{"a", p.a},
-                     {"b", p.b},
-                     {"subject", "GPU" + std::to_string(p.a) + "-GPU" + std::to_string(p.b)},
-                     {"path", p.path == PathType::kNVLink && p.nvlinks ? "NV" + std::to_string(*p.nvlinks)
-                                                                      : std::string(path_type_name(p.path))},
-                     {"nvlinks", opt(p.nvlinks)},
-                     {"p2p",
-                      {{"read", p2p(p.p2p_read)},
-                       {"write", p2p(p.p2p_write)},
-                       {"nvlink", p2p(p.p2p_nvlink)},
-                       {"atomics", p2p(p.p2p_atomics)}}}});
+    pairs.push_back(
+        {{"a", p.a},
+         {"b", p.b},
+         {"subject", "GPU" + std::to_string(p.a) + "-GPU" + std::to_string(p.b)},
+         {"path", p.path == PathType::kNVLink && p.nvlinks ? "NV" + std::to_string(*p.nvlinks)
+                                                           : std::string(path_type_name(p.path))},
+         {"nvlinks", opt(p.nvlinks)},
+         {"p2p",
+          {{"read", p2p(p.p2p_read)},
+           {"write", p2p(p.p2p_write)},
+           {"nvlink", p2p(p.p2p_nvlink)},
+           {"atomics", p2p(p.p2p_atomics)}}}});
   json xids = json::array();
   for (const auto& x : facts.kernel_log.xids)
     xids.push_back({{"code", x.code},
@@ -194,7 +207,8 @@ std::string facts_to_json(const Facts& facts, const JsonOptions& options) {
                      {"mems_allowed", opt(p.mems_allowed)}});
   json sources = json::array();
   for (const auto& s : facts.sources)
-    sources.push_back({{"name", s.name}, {"ok", s.ok}, {"detail", s.detail}, {"duration_ms", s.duration_ms}});
+    sources.push_back(
+        {{"name", s.name}, {"ok", s.ok}, {"detail", s.detail}, {"duration_ms", s.duration_ms}});
 
   json doc = {
       {"schema", "gpuvet.report/1"},

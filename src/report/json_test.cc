@@ -17,7 +17,8 @@ Facts two_gpus() {
   g0.cpu_affinity = {0, 1, 2, 3};
   GpuFacts g1;
   g1.index = 1;
-  g1.unresponsive = "not responding: nvmlDeviceGetName did not return within 3.0 s (probe timed out)";
+  g1.unresponsive =
+      "not responding: nvmlDeviceGetName did not return within 3.0 s (probe timed out)";
   f.gpus = {g0, g1};
   GpuPair p;
   p.a = 0;
@@ -44,7 +45,8 @@ TEST(JsonTest, UnknownIsNullNeverZero) {
   EXPECT_TRUE(j["gpus"][0]["clocks"]["sm_mhz"].is_null());
   EXPECT_EQ(j["gpus"][0]["cpu_affinity"], "0-3");
   EXPECT_TRUE(j["gpus"][0]["unresponsive"].is_null());
-  EXPECT_NE(j["gpus"][1]["unresponsive"].get<std::string>().find("did not return"), std::string::npos);
+  EXPECT_NE(j["gpus"][1]["unresponsive"].get<std::string>().find("did not return"),
+            std::string::npos);
   EXPECT_EQ(j["pairs"][0]["path"], "NV18");
   EXPECT_EQ(j["pairs"][0]["subject"], "GPU0-GPU1");
   EXPECT_EQ(j["pairs"][0]["p2p"]["read"], "OK");

@@ -22,13 +22,15 @@ std::string or_dash(const std::optional<T>& v) {
   return fmt::format("{}", *v);
 }
 
-std::string gib(std::uint64_t bytes) { return fmt::format("{:.0f}", bytes / (1024.0 * 1024.0 * 1024.0)); }
+std::string gib(std::uint64_t bytes) {
+  return fmt::format("{:.0f}", bytes / (1024.0 * 1024.0 * 1024.0));
+}
 std::string mib(std::uint64_t bytes) { return fmt::format("{}", bytes / (1024 * 1024)); }
 
 std::string link_text(const PcieLink& l) {
   if (!l.gen_current && !l.width_current) return dash();
-  std::string s = fmt::format("Gen{}/{} x{}/{}", or_dash(l.gen_current), or_dash(l.gen_max), or_dash(l.width_current),
-                              or_dash(l.width_max));
+  std::string s = fmt::format("Gen{}/{} x{}/{}", or_dash(l.gen_current), or_dash(l.gen_max),
+                              or_dash(l.width_current), or_dash(l.width_max));
   return s;
 }
 
@@ -69,7 +71,8 @@ std::string render_facts_text(const Facts& facts, const TextOptions& options) {
   if (h.memory_bytes) o << ", " << gib(*h.memory_bytes) << " GiB RAM";
   o << "\n";
   for (const auto& n : h.numa_nodes) {
-    o << fmt::format("  NUMA node{}: CPUs {}", n.id, n.cpus.empty() ? "(none)" : format_cpu_list(n.cpus));
+    o << fmt::format("  NUMA node{}: CPUs {}", n.id,
+                     n.cpus.empty() ? "(none)" : format_cpu_list(n.cpus));
     if (n.memory_bytes) o << ", " << gib(*n.memory_bytes) << " GiB";
     if (!n.distances.empty()) {
       o << ", distances";
@@ -77,9 +80,10 @@ std::string render_facts_text(const Facts& facts, const TextOptions& options) {
     }
     o << "\n";
   }
-  o << "  Driver " << h.driver_version.value_or("-") << ", CUDA " << h.cuda_driver_version.value_or("-") << ", NVML "
-    << h.nvml_version.value_or("-");
-  if (h.nvlink_disabled_by_driver) o << ", NvLinkDisable=" << (*h.nvlink_disabled_by_driver ? 1 : 0);
+  o << "  Driver " << h.driver_version.value_or("-") << ", CUDA "
+    << h.cuda_driver_version.value_or("-") << ", NVML " << h.nvml_version.value_or("-");
+  if (h.nvlink_disabled_by_driver)
+    o << ", NvLinkDisable=" << (*h.nvlink_disabled_by_driver ? 1 : 0);
   if (h.iommu.active)
     o << ", IOMMU " << (*h.iommu.active ? "active" : "off")
       << (h.iommu.passthrough.value_or(false) ? " (passthrough)" : "");
@@ -92,39 +96,53 @@ std::string render_facts_text(const Facts& facts, const TextOptions& options) {
   } else {
     o << "\n"
       << c(kBold)
-      << fmt::format("{:<4} {:<24} {:<13} {:<16} {:>11} {:>14} {:>13} {:>16} {:>5} {:<4} {}", "GPU", "Name", "Bus",
-                     "PCIe gen/width", "SM MHz", "Temp", "Power W", "Memory MiB", "Util", "ECC", "Clock events")
+      << fmt::format("{:<4} {:<24} {:<13} {:<16} {:>11} {:>14} {:>13} {:>16} {:>5} {:<4} {}", "GPU",
+                     "Name", "Bus", "PCIe gen/width", "SM MHz", "Temp", "Power W", "Memory MiB",
+                     "Util", "ECC", "Clock events")
       << c(kReset) << "\n";
     for (const auto& g : facts.gpus) {
       std::string name = g.name.value_or("-");
       if (name.size() > 24) name = name.substr(0, 23) + "~";
-      std::string sm = g.clocks.sm_mhz ? fmt::format("{}/{}", *g.clocks.sm_mhz, or_dash(g.clocks.sm_max_mhz)) : dash();
-      std::string power = g.power.draw_w ? fmt::format("{:.0f}/{}", *g.power.draw_w,
-                                                       g.power.limit_w ? fmt::format("{:.0f}", *g.power.limit_w) : "-")
-                                         : dash();
-      std::string mem = g.memory.total_bytes
-                            ? fmt::format("{}/{}", g.memory.used_bytes ? mib(*g.memory.used_bytes) : "-",
-                                          mib(*g.memory.total_bytes))
-                            : dash();
-      std::string util = g.utilization.gpu_pct ? fmt::format("{}%", *g.utilization.gpu_pct) : dash();
+      std::string sm = g.clocks.sm_mhz
+                           ? fmt::format("{}/{}", *g.clocks.sm_mhz, or_dash(g.clocks.sm_max_mhz))
+                           : dash();
+      std::string power =
+          g.power.draw_w
+              ? fmt::format("{:.0f}/{}", *g.power.draw_w,
+                            g.power.limit_w ? fmt::format("{:.0f}", *g.power.limit_w) : "-")
+              : dash();
+      std::string mem =
+          g.memory.total_bytes
+              ? fmt::format("{}/{}", g.memory.used_bytes ? mib(*g.memory.used_bytes) : "-",
+                            mib(*g.memory.total_bytes))
+              : dash();
+      std::string util =
+          g.utilization.gpu_pct ? fmt::format("{}%", *g.utilization.gpu_pct) : dash();
       std::string ecc = g.ecc.enabled ? (*g.ecc.enabled ? "on" : "off") : dash();
-      std::string events = g.clock_events.active.empty() ? (g.clock_events.active_mask ? "none" : "-") : "";
+      std::string events =
+          g.clock_events.active.empty() ? (g.clock_events.active_mask ? "none" : "-") : "";
       for (const auto& e : g.clock_events.active) events += (events.empty() ? "" : ",") + e;
-      o << fmt::format("{:<4} {:<24} {:<13} {:<16} {:>11} {:>14} {:>13} {:>16} {:>5} {:<4} {}", g.index, name,
-                       g.pci_bus_id.value_or("-"), link_text(g.pcie), sm, temp_text(g.thermal), power, mem, util,
-                       ecc, events)
+      o << fmt::format("{:<4} {:<24} {:<13} {:<16} {:>11} {:>14} {:>13} {:>16} {:>5} {:<4} {}",
+                       g.index, name, g.pci_bus_id.value_or("-"), link_text(g.pcie), sm,
+                       temp_text(g.thermal), power, mem, util, ecc, events)
         << "\n";
-      if (g.unresponsive) o << "     " << c(kRed) << "GPU" << g.index << " " << *g.unresponsive << c(kReset) << "\n";
-      const bool ecc_counts = g.ecc.volatile_counts.uncorrected.value_or(0) || g.ecc.aggregate_counts.uncorrected.value_or(0) ||
-                              g.ecc.volatile_counts.corrected.value_or(0) || g.ecc.aggregate_counts.corrected.value_or(0);
+      if (g.unresponsive)
+        o << "     " << c(kRed) << "GPU" << g.index << " " << *g.unresponsive << c(kReset) << "\n";
+      const bool ecc_counts = g.ecc.volatile_counts.uncorrected.value_or(0) ||
+                              g.ecc.aggregate_counts.uncorrected.value_or(0) ||
+                              g.ecc.volatile_counts.corrected.value_or(0) ||
+                              g.ecc.aggregate_counts.corrected.value_or(0);
       if (ecc_counts)
-        o << fmt::format("     ECC errors: volatile {} corrected / {} uncorrected, aggregate {} / {}\n",
-                         or_dash(g.ecc.volatile_counts.corrected), or_dash(g.ecc.volatile_counts.uncorrected),
-                         or_dash(g.ecc.aggregate_counts.corrected), or_dash(g.ecc.aggregate_counts.uncorrected));
+        o << fmt::format(
+            "     ECC errors: volatile {} corrected / {} uncorrected, aggregate {} / {}\n",
+            or_dash(g.ecc.volatile_counts.corrected), or_dash(g.ecc.volatile_counts.uncorrected),
+            or_dash(g.ecc.aggregate_counts.corrected), or_dash(g.ecc.aggregate_counts.uncorrected));
       if (g.ecc.remapping_pending.value_or(false) || g.ecc.remapping_failed.value_or(false))
-        o << fmt::format("     Row remapping: pending {}, failed {}\n", *g.ecc.remapping_pending ? "yes" : "no",
+        o << fmt::format("     Row remapping: pending {}, failed {}\n",
+                         *g.ecc.remapping_pending ? "yes" : "no",
                          g.ecc.remapping_failed.value_or(false) ? "yes" : "no");
-      if (g.pcie.replay_counter.value_or(0) > 0) o << "     PCIe replays: " << *g.pcie.replay_counter << "\n";
+      if (g.pcie.replay_counter.value_or(0) > 0)
+        o << "     PCIe replays: " << *g.pcie.replay_counter << "\n";
       if (g.mig_enabled.value_or(false)) o << "     MIG enabled\n";
       if (!g.nvlinks.empty()) {
         int up = 0;
@@ -149,8 +167,10 @@ std::string render_facts_text(const Facts& facts, const TextOptions& options) {
     o << fmt::format("{:<16} {}", "CPU Affinity", "NUMA") << c(kReset) << "\n";
     for (const auto& ga : facts.gpus) {
       o << fmt::format("{:<7}", "GPU" + std::to_string(ga.index));
-      for (const auto& gb : facts.gpus) o << fmt::format("{:<6}", pair_cell(facts, ga.index, gb.index));
-      o << fmt::format("{:<16} {}", ga.cpu_affinity.empty() ? "-" : format_cpu_list(ga.cpu_affinity),
+      for (const auto& gb : facts.gpus)
+        o << fmt::format("{:<6}", pair_cell(facts, ga.index, gb.index));
+      o << fmt::format("{:<16} {}",
+                       ga.cpu_affinity.empty() ? "-" : format_cpu_list(ga.cpu_affinity),
                        or_dash(ga.numa_node))
         << "\n";
     }
@@ -158,19 +178,23 @@ std::string render_facts_text(const Facts& facts, const TextOptions& options) {
       o << "P2P read/write/nvlink/atomics:";
       for (const auto& p : facts.pairs) {
         auto s = [](const std::optional<P2PStatus>& v) { return v ? p2p_status_code(*v) : "-"; };
-        o << fmt::format("  GPU{}-GPU{} {}/{}/{}/{}", p.a, p.b, s(p.p2p_read), s(p.p2p_write), s(p.p2p_nvlink),
-                         s(p.p2p_atomics));
+        o << fmt::format("  GPU{}-GPU{} {}/{}/{}/{}", p.a, p.b, s(p.p2p_read), s(p.p2p_write),
+                         s(p.p2p_nvlink), s(p.p2p_atomics));
       }
       o << "\n";
     }
   }
 
   if (!facts.processes.empty()) {
-    o << "\n" << c(kBold) << fmt::format("{:<4} {:>8} {:>8} {:<20} {:>10} {:<14} {}", "GPU", "PID", "LocalPID", "Name",
-                                          "Mem MiB", "CPUs allowed", "Mems") << c(kReset) << "\n";
+    o << "\n"
+      << c(kBold)
+      << fmt::format("{:<4} {:>8} {:>8} {:<20} {:>10} {:<14} {}", "GPU", "PID", "LocalPID", "Name",
+                     "Mem MiB", "CPUs allowed", "Mems")
+      << c(kReset) << "\n";
     for (const auto& p : facts.processes)
-      o << fmt::format("{:<4} {:>8} {:>8} {:<20} {:>10} {:<14} {}", p.gpu, p.host_pid, or_dash(p.local_pid),
-                       p.name.value_or("-").substr(0, 20), p.used_memory_bytes ? mib(*p.used_memory_bytes) : "-",
+      o << fmt::format("{:<4} {:>8} {:>8} {:<20} {:>10} {:<14} {}", p.gpu, p.host_pid,
+                       or_dash(p.local_pid), p.name.value_or("-").substr(0, 20),
+                       p.used_memory_bytes ? mib(*p.used_memory_bytes) : "-",
                        p.cpus_allowed.value_or("-"), p.mems_allowed.value_or("-"))
         << "\n";
   }
@@ -183,17 +207,21 @@ std::string render_facts_text(const Facts& facts, const TextOptions& options) {
     else
       o << k.xids.size() << " Xid event(s)";
     o << "\n";
-    const std::size_t shown = std::min<std::size_t>(k.xids.size(), options.verbose ? k.xids.size() : 10);
+    const std::size_t shown =
+        std::min<std::size_t>(k.xids.size(), options.verbose ? k.xids.size() : 10);
     for (std::size_t i = k.xids.size() - shown; i < k.xids.size(); ++i) {
       const auto& x = k.xids[i];
-      o << "  " << (options.color && (x.code == 79 || x.code == 48 || x.code == 95) ? kRed : "") << "Xid " << x.code
-        << (options.color ? kReset : "");
-      if (x.gpu) o << " GPU" << *x.gpu;
-      else if (x.pci_bus_id) o << " " << *x.pci_bus_id;
+      o << "  " << (options.color && (x.code == 79 || x.code == 48 || x.code == 95) ? kRed : "")
+        << "Xid " << x.code << (options.color ? kReset : "");
+      if (x.gpu)
+        o << " GPU" << *x.gpu;
+      else if (x.pci_bus_id)
+        o << " " << *x.pci_bus_id;
       if (x.uptime_s) o << fmt::format(" at {:.0f} s after boot", *x.uptime_s);
       o << ": " << x.message.substr(0, 100) << "\n";
     }
-    if (shown < k.xids.size()) o << "  (" << k.xids.size() - shown << " earlier events; --verbose shows all)\n";
+    if (shown < k.xids.size())
+      o << "  (" << k.xids.size() - shown << " earlier events; --verbose shows all)\n";
   }
 
   if (h.pressure) {
@@ -204,13 +232,14 @@ std::string render_facts_text(const Facts& facts, const TextOptions& options) {
       pegged += core.busy_pct >= 95 ? 1 : 0;
       busiest = std::max(busiest, core.busy_pct);
     }
-    o << fmt::format("\nHost pressure over {:.2f} s: {} core(s) >= 95% busy (busiest {:.0f}%)", p.window_s, pegged,
-                     busiest);
+    o << fmt::format("\nHost pressure over {:.2f} s: {} core(s) >= 95% busy (busiest {:.0f}%)",
+                     p.window_s, pegged, busiest);
     if (p.iowait_pct) o << fmt::format(", iowait {:.1f}%", *p.iowait_pct);
     for (const auto& d : p.disks)
       if (d.util_pct >= 1) o << fmt::format(", {} {:.0f}% util", d.device, d.util_pct);
     for (const auto& n : p.nics)
-      if (n.peak_util_pct && *n.peak_util_pct >= 1) o << fmt::format(", {} {:.0f}% of line rate", n.device, *n.peak_util_pct);
+      if (n.peak_util_pct && *n.peak_util_pct >= 1)
+        o << fmt::format(", {} {:.0f}% of line rate", n.device, *n.peak_util_pct);
     o << "\n";
   }
 

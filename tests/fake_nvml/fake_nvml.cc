@@ -8,10 +8,13 @@
 // and where the fake knowingly differs from the real library.
 //
 // State: one process-wide Library, never destroyed (a C ABI leaves no other place for it, and a
-// caller hung in an injected fault may outlive exit handlers). Thread safety: init and shutdown
-// serialize on a mutex; every other call takes a reference-counted snapshot of the immutable
-// Scenario, so calls may run concurrently with each other and with shutdown. Device handles
-// point into a fixed table and, as NVML's do, stay valid across shutdown and init.
+// caller hung in an injected fault may outlive exit handlers). Thread safety: a mutex guards the
+// init count and the loaded scenario; every other call takes a reference-counted snapshot of
+// the immutable Scenario, so calls may run concurrently with each other, with init and with
+// shutdown. Device handles point into a fixed table and, as NVML's do, stay valid across
+// shutdown and init. One liberty for tests sharing a process: an nvmlInit whose
+// GPUVET_FAKE_NVML_SCENARIO names another file than the loaded one switches to it even when
+// the library is still initialized (see README.md).
 
 #include "scenario.h"
 
@@ -61,10 +64,10 @@ constexpr const char* kBuiltinScenario = R"json({
     "clock_event_reasons": ["idle"],
     "violation_ns": {"power": 0, "thermal": 0, "sync_boost": 0, "board_limit": 0,
                      "low_utilization": 43906218464, "reliability": 0},
-    "temperature": 39,
-    "margin": 48,
+    "temperature": 38,
+    "margin": 49,
     "thresholds": {"shutdown": 95, "slowdown": 89, "mem_max": 95, "gpu_max": 87},
-    "power": {"draw_w": 91.519, "limit_w": 700, "enforced_limit_w": 700, "default_limit_w": 700},
+    "power": {"draw_w": 79.218, "limit_w": 700, "enforced_limit_w": 700, "default_limit_w": 700},
     "ecc": {"enabled": true, "pending": true,
             "volatile": {"corrected": 0, "uncorrected": 0},
             "aggregate": {"corrected": 0, "uncorrected": 0},
@@ -107,8 +110,9 @@ class Library {
  private:
   void set_init_error(const std::string& message);
 
-  std::mutex init_mu_;     // serializes init and shutdown; an injected init hang holds it
-  unsigned refcount_ = 0;  // guarded by init_mu_
+  std::mutex init_mu_;                // guards the init state below
+  unsigned refcount_ = 0;             // guarded by init_mu_
+  std::string loaded_path_;           // guarded by init_mu_; the scenario file loaded ("" built-in)
   std::deque<std::string> messages_;  // guarded by init_mu_; kept forever (callers hold pointers)
   std::atomic<const char*> init_error_{nullptr};
   mutable std::mutex state_mu_;  // guards scenario_, held only to copy the pointer
@@ -122,26 +126,35 @@ nvmlReturn_t inject(const Fault* fault) {
 }
 
 nvmlReturn_t Library::init() {
-  std::lock_guard<std::mutex> lock(init_mu_);
-  if (refcount_ > 0) {
-    ++refcount_;
-    return NVML_SUCCESS;
+  const char* env = std::getenv("GPUVET_FAKE_NVML_SCENARIO");
+  const std::string path = env != nullptr ? env : "";
+  {
+    std::lock_guard<std::mutex> lock(init_mu_);
+    if (refcount_ > 0 && path == loaded_path_) {
+      ++refcount_;
+      return NVML_SUCCESS;
+    }
   }
-  init_error_ = nullptr;
-  const char* path = std::getenv("GPUVET_FAKE_NVML_SCENARIO");
-  LoadResult loaded = (path != nullptr && *path != '\0')
-                          ? load_scenario_file(path)
-                          : load_scenario_text(kBuiltinScenario, "(built-in)");
+  // Loading and an injected hang run outside the lock, so that a test whose init hung and was
+  // abandoned does not block the next test's init in the same process.
+  LoadResult loaded =
+      path.empty() ? load_scenario_text(kBuiltinScenario, "(built-in)") : load_scenario_file(path);
   if (!loaded.scenario) {
+    std::lock_guard<std::mutex> lock(init_mu_);
     set_init_error(loaded.error);
     return NVML_ERROR_UNKNOWN;
   }
+  init_error_ = nullptr;
   if (nvmlReturn_t rc = inject(&loaded.scenario->init); rc != NVML_SUCCESS) return rc;
-  {
+  std::lock_guard<std::mutex> lock(init_mu_);
+  // Initialized already with another scenario (an earlier test left it so): switch to this one.
+  // Callers still inside a call finish on the snapshot they hold.
+  if (refcount_ == 0 || path != loaded_path_) {
     std::lock_guard<std::mutex> state_lock(state_mu_);
     scenario_ = std::move(loaded.scenario);
+    loaded_path_ = path;
   }
-  refcount_ = 1;
+  ++refcount_;
   return NVML_SUCCESS;
 }
 

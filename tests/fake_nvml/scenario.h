@@ -31,7 +31,7 @@
 #include <vector>
 
 // The target has no include path to src/; a path relative to this file needs no CMake change.
-#include "../../src/probe/nvml_api.h"
+#include "probe/nvml_api.h"
 
 namespace fake_nvml {
 

@@ -3,9 +3,9 @@
 // table so the run can be recorded under docs/results/.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <cmath>
 #include <cstdio>
-#include <fmt/format.h>
 #include <pugixml.hpp>
 
 #include "core/util.h"
@@ -17,7 +17,8 @@ namespace {
 std::optional<double> leading_number(std::string_view s) {
   s = trim(s);
   std::size_t end = 0;
-  while (end < s.size() && (std::isdigit(static_cast<unsigned char>(s[end])) || s[end] == '.')) ++end;
+  while (end < s.size() && (std::isdigit(static_cast<unsigned char>(s[end])) || s[end] == '.'))
+    ++end;
   return parse_double(s.substr(0, end));
 }
 
@@ -43,10 +44,12 @@ TEST(GpuFactsVsNvidiaSmi, EveryFieldAgrees) {
   CollectOptions options;
   options.pressure_window = std::chrono::milliseconds(0);
   Collection c = collect_facts(options, Env{*fs, *runner, *clock});
-  ASSERT_FALSE(c.facts.gpu_facts_unavailable) << (c.facts.notes.empty() ? "" : c.facts.notes.back());
+  ASSERT_FALSE(c.facts.gpu_facts_unavailable)
+      << (c.facts.notes.empty() ? "" : c.facts.notes.back());
 
   auto root = doc.child("nvidia_smi_log");
-  EXPECT_EQ(std::string(trim(root.child("driver_version").text().as_string())), c.facts.host.driver_version.value_or(""));
+  EXPECT_EQ(std::string(trim(root.child("driver_version").text().as_string())),
+            c.facts.host.driver_version.value_or(""));
   int xml_gpus = 0;
   std::vector<Row> rows;
   for (auto gpu : root.children("gpu")) {
@@ -75,16 +78,20 @@ TEST(GpuFactsVsNvidiaSmi, EveryFieldAgrees) {
     same("serial", text(gpu, "serial"), g->serial);
     same("vbios", text(gpu, "vbios_version"), g->vbios);
     same("pci_bus_id", *normalize_pci_bus_id(text(gpu, "pci/pci_bus_id")), g->pci_bus_id);
-    near("pcie.gen_current", text(gpu, "pci/pci_gpu_link_info/pcie_gen/current_link_gen"), opt_d(g->pcie.gen_current), 0);
-    near("pcie.gen_max", text(gpu, "pci/pci_gpu_link_info/pcie_gen/max_link_gen"), opt_d(g->pcie.gen_max), 0);
+    near("pcie.gen_current", text(gpu, "pci/pci_gpu_link_info/pcie_gen/current_link_gen"),
+         opt_d(g->pcie.gen_current), 0);
+    near("pcie.gen_max", text(gpu, "pci/pci_gpu_link_info/pcie_gen/max_link_gen"),
+         opt_d(g->pcie.gen_max), 0);
     near("pcie.width_current", text(gpu, "pci/pci_gpu_link_info/link_widths/current_link_width"),
          opt_d(g->pcie.width_current), 0);
-    near("pcie.width_max", text(gpu, "pci/pci_gpu_link_info/link_widths/max_link_width"), opt_d(g->pcie.width_max), 0);
+    near("pcie.width_max", text(gpu, "pci/pci_gpu_link_info/link_widths/max_link_width"),
+         opt_d(g->pcie.width_max), 0);
     near("pcie.replay_counter", text(gpu, "pci/replay_counter"), opt_d(g->pcie.replay_counter), 0);
     near("clocks.sm_max", text(gpu, "max_clocks/sm_clock"), opt_d(g->clocks.sm_max_mhz), 0);
     near("clocks.mem_max", text(gpu, "max_clocks/mem_clock"), opt_d(g->clocks.mem_max_mhz), 0);
     // Current clocks move between the two reads; an idle GPU hops between a few P-state clocks.
-    near("clocks.mem", text(gpu, "clocks/mem_clock"), opt_d(g->clocks.mem_mhz), 0.15 * g->clocks.mem_max_mhz.value_or(0));
+    near("clocks.mem", text(gpu, "clocks/mem_clock"), opt_d(g->clocks.mem_mhz),
+         0.15 * g->clocks.mem_max_mhz.value_or(0));
     std::string limit = text(gpu, "gpu_power_readings/current_power_limit");
     if (limit.empty()) limit = text(gpu, "power_readings/power_limit");
     near("power.limit", limit, g->power.limit_w, 0.5);
@@ -92,25 +99,30 @@ TEST(GpuFactsVsNvidiaSmi, EveryFieldAgrees) {
     if (deflimit.empty()) deflimit = text(gpu, "power_readings/default_power_limit");
     near("power.default_limit", deflimit, g->power.default_limit_w, 0.5);
     std::string ecc = text(gpu, "ecc_mode/current_ecc");
-    same("ecc.enabled", ecc, g->ecc.enabled ? std::optional<std::string>(*g->ecc.enabled ? "Enabled" : "Disabled")
-                                           : std::nullopt);
+    same("ecc.enabled", ecc,
+         g->ecc.enabled ? std::optional<std::string>(*g->ecc.enabled ? "Enabled" : "Disabled")
+                        : std::nullopt);
     near("memory.total_mib", text(gpu, "fb_memory_usage/total"),
-         g->memory.total_bytes ? std::optional<double>(*g->memory.total_bytes / 1048576.0) : std::nullopt, 1.0);
+         g->memory.total_bytes ? std::optional<double>(*g->memory.total_bytes / 1048576.0)
+                               : std::nullopt,
+         1.0);
     std::string temp = text(gpu, "temperature/gpu_temp");
     if (leading_number(temp)) near("thermal.gpu_c", temp, opt_d(g->thermal.gpu_c), 3);
     std::string tlimit = text(gpu, "temperature/gpu_temp_tlimit");
     if (leading_number(tlimit)) near("thermal.margin_c", tlimit, opt_d(g->thermal.margin_c), 3);
     std::string mig = text(gpu, "mig_mode/current_mig");
     if (mig == "Enabled" || mig == "Disabled")
-      same("mig", mig, g->mig_enabled ? std::optional<std::string>(*g->mig_enabled ? "Enabled" : "Disabled")
-                                      : std::nullopt);
+      same("mig", mig,
+           g->mig_enabled ? std::optional<std::string>(*g->mig_enabled ? "Enabled" : "Disabled")
+                          : std::nullopt);
   }
   EXPECT_EQ(static_cast<std::size_t>(xml_gpus), c.facts.gpus.size());
   std::printf("%-28s %-40s %-40s %s\n", "field", "nvidia-smi -q -x", "gpuvet facts", "agree");
   for (const auto& r : rows) {
     std::printf("%-28s %-40s %-40s %s\n", r.field.c_str(), r.nvidia_smi.c_str(), r.gpuvet.c_str(),
                 r.agree ? "yes" : "NO");
-    EXPECT_TRUE(r.agree) << r.field << ": nvidia-smi '" << r.nvidia_smi << "' vs gpuvet '" << r.gpuvet << "'";
+    EXPECT_TRUE(r.agree) << r.field << ": nvidia-smi '" << r.nvidia_smi << "' vs gpuvet '"
+                         << r.gpuvet << "'";
   }
 }
 
