@@ -33,6 +33,8 @@ struct CollectOptions {
   bool kernel_log = true;
   // Use hwloc for the host topology (only when root is "/").
   bool hwloc = true;
+  // Read each GPU's field groups on parallel threads.
+  bool nvml_parallel_sections = false;
 };
 
 // Why GPU facts are missing, as a stable name for scripts; "none" when present.

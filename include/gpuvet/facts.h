@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpuvet {
@@ -275,6 +276,9 @@ struct SourceInfo {
   bool ok = false;
   std::string detail;  // library path and version, or why it failed
   double duration_ms = 0;
+  // Where the time went, slowest first: "nvmlInit" → ms, "nvmlDeviceGetName" → total ms
+  // over all GPUs. A driver that takes seconds per call is itself a finding.
+  std::vector<std::pair<std::string, double>> timings_ms;
 };
 
 struct Facts {

@@ -65,7 +65,24 @@ Collection collect_facts(const CollectOptions& options, const Env& env) {
   Collection out;
   Facts& facts = out.facts;
 
-  // The slow, independent sources start first and run while NVML is probed.
+  // NVML is the slowest source (driver initialisation): it starts first, on its
+  // own thread (with its own deadlines inside), and everything else runs meanwhile.
+  probe::NvmlProbeOptions nvml;
+  nvml.library = options.nvml_library;
+  nvml.library_given_by_user = options.nvml_library_given_by_user;
+  if (nvml.library.empty()) {
+    const char* env_lib = std::getenv("GPUVET_NVML_LIBRARY");
+    nvml.library = env_lib && *env_lib ? env_lib : "libnvidia-ml.so.1";
+    nvml.library_given_by_user = env_lib && *env_lib;
+  }
+  nvml.init_timeout = options.init_timeout;
+  nvml.gpu_timeout = options.gpu_timeout;
+  // sysfs local_cpulist is the hardware locality, at no cost; NVML's answer is
+  // slow and, inside a cgroup, clipped to the caller's cpuset.
+  nvml.cpu_affinity = !env.fs.exists("/sys/bus/pci/devices");
+  nvml.parallel_sections = options.nvml_parallel_sections;
+  auto nvml_probe = std::async(std::launch::async, [nvml] { return probe::probe_nvml(nvml); });
+
   std::future<Result<HostPressure>> pressure;
   if (options.pressure_window.count() > 0)
     pressure = std::async(std::launch::async, [&] {
@@ -88,18 +105,8 @@ Collection collect_facts(const CollectOptions& options, const Env& env) {
   }
   fill_host_topology(options, env, facts);
 
-  // GPUs.
-  probe::NvmlProbeOptions nvml;
-  nvml.library = options.nvml_library;
-  nvml.library_given_by_user = options.nvml_library_given_by_user;
-  if (nvml.library.empty()) {
-    const char* env_lib = std::getenv("GPUVET_NVML_LIBRARY");
-    nvml.library = env_lib && *env_lib ? env_lib : "libnvidia-ml.so.1";
-    nvml.library_given_by_user = env_lib && *env_lib;
-  }
-  nvml.init_timeout = options.init_timeout;
-  nvml.gpu_timeout = options.gpu_timeout;
-  auto gpus = probe::probe_nvml(nvml);
+  // GPUs (probe_nvml bounds its own waiting, so get() cannot hang).
+  auto gpus = nvml_probe.get();
   out.abandoned_probes = gpus.abandoned_threads;
   out.nvml_failure = probe::nvml_failure_name(gpus.failure);
   if (gpus.failure != probe::NvmlFailure::kNone) {
@@ -107,9 +114,10 @@ Collection collect_facts(const CollectOptions& options, const Env& env) {
     facts.notes.push_back(gpus.failure_message);
     facts.sources.push_back({"nvml", false, gpus.failure_message, gpus.duration_ms});
   } else {
-    facts.sources.push_back({"nvml", true,
-                             fmt::format("{} ({})", gpus.library_path, gpus.symbol_versions),
-                             gpus.duration_ms});
+    SourceInfo info{"nvml", true, fmt::format("{} ({})", gpus.library_path, gpus.symbol_versions),
+                    gpus.duration_ms, {}};
+    for (std::size_t i = 0; i < gpus.call_ms.size() && i < 12; ++i) info.timings_ms.push_back(gpus.call_ms[i]);
+    facts.sources.push_back(std::move(info));
   }
   if (gpus.driver_version) facts.host.driver_version = gpus.driver_version;
   facts.host.nvml_version = gpus.nvml_version;

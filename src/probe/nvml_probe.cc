@@ -130,14 +130,27 @@ struct GpuProbeOutput {
   GpuFacts gpu;
   std::vector<ProcessFacts> processes;
   nvmlDevice_t handle = nullptr;
+  std::map<std::string, double> call_ms;  // time spent per entry point
+};
+
+// Groups of fields read together; one reader can do all, or one group each
+// on parallel threads.
+enum Section : unsigned {
+  kIdentity = 1,
+  kPcie = 2,
+  kClocks = 4,
+  kMemory = 8,
+  kLinks = 16,
+  kProcesses = 32,
+  kAllSections = 63,
 };
 
 // Reads one GPU. Each NVML call goes through call() so the watchdog knows
 // where a hang happened, and a GPU_IS_LOST stops further calls on that GPU.
 class GpuReader {
  public:
-  GpuReader(const NvmlLibrary& lib, Slot<GpuProbeOutput>& slot, int index)
-      : lib_(lib), slot_(slot) {
+  GpuReader(const NvmlLibrary& lib, Slot<GpuProbeOutput>& slot, int index, unsigned sections, bool cpu_affinity)
+      : lib_(lib), slot_(slot), sections_(sections), cpu_affinity_(cpu_affinity) {
     out_.gpu.index = index;
   }
 
@@ -152,16 +165,16 @@ class GpuReader {
       return;
     }
     out_.handle = h;
-    identity(h);
+    if (sections_ & kIdentity) identity(h);
     publish();
-    pcie(h);
+    if (sections_ & kPcie) pcie(h);
     publish();
-    clocks_and_thermal(h);
+    if (sections_ & kClocks) clocks_and_thermal(h);
     publish();
-    memory_and_ecc(h);
+    if (sections_ & kMemory) memory_and_ecc(h);
     publish();
-    nvlinks(h);
-    processes(h);
+    if (sections_ & kLinks) nvlinks(h);
+    if (sections_ & kProcesses) processes(h);
     slot_.finish(out_);
   }
 
@@ -170,7 +183,9 @@ class GpuReader {
   nvmlReturn_t call(const char* name, F&& f) {
     if (lost_) return NVML_ERROR_GPU_IS_LOST;
     slot_.entering(name);
+    const auto start = Clock::now();
     nvmlReturn_t r = f();
+    out_.call_ms[name] += std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     slot_.entering(nullptr);
     if (r == NVML_ERROR_GPU_IS_LOST && !lost_) {
       lost_ = true;
@@ -278,7 +293,7 @@ class GpuReader {
             get_uint("nvmlDeviceGetNumaNodeId", "numa_node", lib_.device_get_numa_node_id, h);
         node && *node < 4096)
       out_.gpu.numa_node = static_cast<int>(*node);
-    if (lib_.device_get_cpu_affinity) {
+    if (cpu_affinity_ && lib_.device_get_cpu_affinity) {
       constexpr unsigned kWords = 64;  // 4096 CPUs
       unsigned long mask[kWords] = {};
       auto r = call("nvmlDeviceGetCpuAffinity",
@@ -576,11 +591,53 @@ class GpuReader {
 
   const NvmlLibrary& lib_;
   Slot<GpuProbeOutput>& slot_;
+  const unsigned sections_;
+  const bool cpu_affinity_;
   GpuProbeOutput out_;
   bool lost_ = false;
 };
 
+// Copies the fields of `sections` from a reader that read only those.
+void merge_sections(GpuProbeOutput& dst, GpuProbeOutput& src, unsigned sections) {
+  GpuFacts& d = dst.gpu;
+  GpuFacts& s = src.gpu;
+  if (!dst.handle) dst.handle = src.handle;
+  if (!d.unresponsive) d.unresponsive = s.unresponsive;
+  if (sections & kIdentity) {
+    d.name = s.name;
+    d.uuid = s.uuid;
+    d.serial = s.serial;
+    d.vbios = s.vbios;
+    d.pci_bus_id = s.pci_bus_id;
+    d.mig_enabled = s.mig_enabled;
+    d.persistence_mode = s.persistence_mode;
+    d.pstate = s.pstate;
+  }
+  if (sections & kPcie) {
+    d.pcie = s.pcie;
+    d.numa_node = s.numa_node;
+    d.cpu_affinity = s.cpu_affinity;
+  }
+  if (sections & kClocks) {
+    d.clocks = s.clocks;
+    d.clock_events = s.clock_events;
+    d.thermal = s.thermal;
+    d.power = s.power;
+    d.utilization = s.utilization;
+  }
+  if (sections & kMemory) {
+    d.memory = s.memory;
+    d.ecc = s.ecc;
+    d.fabric = s.fabric;
+  }
+  if (sections & kLinks) d.nvlinks = s.nvlinks;
+  if (sections & kProcesses) dst.processes = src.processes;
+  d.unreadable.insert(d.unreadable.end(), s.unreadable.begin(), s.unreadable.end());
+  for (const auto& [name, ms] : src.call_ms) dst.call_ms[name] = std::max(dst.call_ms[name], ms);
+}
+
 struct InitOutput {
+  double init_ms = 0;
   nvmlReturn_t init = NVML_ERROR_UNKNOWN;
   nvmlReturn_t count_status = NVML_ERROR_UNKNOWN;
   unsigned count = 0;
@@ -686,7 +743,9 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
   auto init_slot = start_probe<InitOutput>([lib](Slot<InitOutput>& slot) {
     InitOutput o;
     slot.entering("nvmlInit");
+    const auto t0 = Clock::now();
     o.init = lib->init();
+    o.init_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (o.init == NVML_SUCCESS) {
       slot.entering("nvmlDeviceGetCount");
       o.count_status = lib->device_get_count(&o.count);
@@ -722,6 +781,7 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
     explain_init_error(out, *lib, init.init);
     return finish();
   }
+  std::map<std::string, double> call_ms = {{"nvmlInit", init.init_ms}};
   out.driver_version = init.driver_version;
   out.nvml_version = init.nvml_version;
   if (init.cuda_driver_version)
@@ -735,19 +795,34 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
   const unsigned count = std::min(init.count, 1024u);
 
   // One thread per GPU, all against the same deadline.
-  std::vector<std::shared_ptr<Slot<GpuProbeOutput>>> slots;
-  for (unsigned i = 0; i < count; ++i) {
-    slots.push_back(start_probe<GpuProbeOutput>([lib, i](Slot<GpuProbeOutput>& slot) {
-      GpuReader(*lib, slot, static_cast<int>(i)).run();
-    }));
-  }
+  // One thread per GPU, or one per group of fields of each GPU.
+  const std::vector<unsigned> groups = options.parallel_sections
+                                           ? std::vector<unsigned>{kIdentity | kLinks, kPcie, kClocks, kMemory, kProcesses}
+                                           : std::vector<unsigned>{kAllSections};
+  const bool affinity = options.cpu_affinity;
+  std::vector<std::vector<std::shared_ptr<Slot<GpuProbeOutput>>>> slots(count);
+  for (unsigned i = 0; i < count; ++i)
+    for (unsigned group : groups)
+      slots[i].push_back(start_probe<GpuProbeOutput>([lib, i, group, affinity](Slot<GpuProbeOutput>& slot) {
+        GpuReader(*lib, slot, static_cast<int>(i), group, affinity).run();
+      }));
   const auto gpu_deadline = Clock::now() + options.gpu_timeout;
   std::vector<nvmlDevice_t> handles(count, nullptr);
   for (unsigned i = 0; i < count; ++i) {
-    auto [done, value] = slots[i]->wait_until(gpu_deadline);
+    bool done = true;
+    const char* where = nullptr;
+    GpuProbeOutput value;
+    value.gpu.index = static_cast<int>(i);
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+      auto [group_done, part] = slots[i][k]->wait_until(gpu_deadline);
+      if (!group_done && done) {
+        done = false;
+        where = slots[i][k]->current_call();
+      }
+      merge_sections(value, part, groups[k]);
+    }
     if (!done) {
       out.abandoned_threads = true;
-      const char* where = slots[i]->current_call();
       value.gpu.index = static_cast<int>(i);
       value.gpu.unresponsive =
           fmt::format("not responding: {} did not return within {} (probe timed out)",
@@ -757,6 +832,7 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
       handles[i] = value.handle;
     }
     for (auto& p : value.processes) out.processes.push_back(p);
+    for (const auto& [name, ms] : value.call_ms) call_ms[name] += ms;
     out.gpus.push_back(std::move(value.gpu));
   }
 
@@ -843,6 +919,9 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
       p.path = PathType::kNVLink;
     }
   }
+
+  out.call_ms.assign(call_ms.begin(), call_ms.end());
+  std::sort(out.call_ms.begin(), out.call_ms.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
 
   // A thread still inside the library keeps its own reference to it (captured
   // above), so the library stays mapped; shutting NVML down under it could block.

@@ -22,6 +22,12 @@ struct NvmlProbeOptions {
   bool library_given_by_user = false;  // --nvml / GPUVET_NVML_LIBRARY: a bad path is bad input
   std::chrono::milliseconds init_timeout{4000};
   std::chrono::milliseconds gpu_timeout{3000};
+  // nvmlDeviceGetCpuAffinity costs ~13 ms per GPU on an H200 VM; the caller
+  // can read the same locality from sysfs (local_cpulist) instead.
+  bool cpu_affinity = true;
+  // Read each GPU's groups of fields (identity, PCIe, clocks, memory, processes)
+  // on parallel threads instead of one thread per GPU.
+  bool parallel_sections = false;
 };
 
 enum class NvmlFailure {
@@ -52,6 +58,8 @@ struct NvmlProbeResult {
   std::vector<std::string> notes;
   bool abandoned_threads = false;  // a probe thread is still stuck inside the library
   double duration_ms = 0;
+  // Total time per NVML entry point over all GPUs (and nvmlInit), slowest first.
+  std::vector<std::pair<std::string, double>> call_ms;
 };
 
 NvmlProbeResult probe_nvml(const NvmlProbeOptions& options);

@@ -2,6 +2,8 @@
 // through the same dlopen path as the driver's libnvidia-ml.so.1.
 #include "probe/nvml_probe.h"
 
+#include "gpuvet/report.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -272,6 +274,46 @@ TEST(NvmlProbeTest, StubLibraryIsRecognised) {
   EXPECT_EQ(r.failure, NvmlFailure::kStubLibrary);
   EXPECT_NE(r.failure_message.find("stub"), std::string::npos);
   EXPECT_TRUE(r.gpus.empty());
+}
+
+}  // namespace
+}  // namespace gpuvet::probe
+
+namespace gpuvet::probe {
+namespace {
+
+TEST(NvmlProbeTest, ParallelSectionsReadTheSameFacts) {
+  for (const char* name : {"8gpu-nvlink-h100.json", "degraded-mix.json", "h200-1gpu-load.json"}) {
+    ::setenv("GPUVET_FAKE_NVML_SCENARIO", scenario(name).c_str(), 1);
+    NvmlProbeOptions o;
+    o.library = GPUVET_FAKE_NVML;
+    auto serial = probe_nvml(o);
+    o.parallel_sections = true;
+    auto parallel = probe_nvml(o);
+    ASSERT_EQ(serial.gpus.size(), parallel.gpus.size()) << name;
+    Facts a, b;
+    a.gpus = serial.gpus;
+    a.pairs = serial.pairs;
+    a.processes = serial.processes;
+    b.gpus = parallel.gpus;
+    b.pairs = parallel.pairs;
+    b.processes = parallel.processes;
+    EXPECT_EQ(facts_to_json(a), facts_to_json(b)) << name;
+  }
+}
+
+TEST(NvmlProbeTest, ParallelSectionsStillTimeOutAHungGpu) {
+  ::setenv("GPUVET_FAKE_NVML_SCENARIO", scenario("fault-hang.json").c_str(), 1);
+  NvmlProbeOptions o;
+  o.library = GPUVET_FAKE_NVML;
+  o.parallel_sections = true;
+  o.gpu_timeout = milliseconds(400);
+  auto r = probe_nvml(o);
+  ASSERT_EQ(r.gpus.size(), 2u);
+  ASSERT_TRUE(r.gpus[1].unresponsive);
+  EXPECT_NE(r.gpus[1].unresponsive->find("nvmlDeviceGetName"), std::string::npos);
+  EXPECT_TRUE(r.gpus[1].pcie.gen_current);  // the other groups of the hung GPU were read
+  EXPECT_FALSE(r.gpus[0].unresponsive);
 }
 
 }  // namespace

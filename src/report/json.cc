@@ -206,9 +206,15 @@ std::string facts_to_json(const Facts& facts, const JsonOptions& options) {
                      {"cpus_allowed", opt(p.cpus_allowed)},
                      {"mems_allowed", opt(p.mems_allowed)}});
   json sources = json::array();
-  for (const auto& s : facts.sources)
-    sources.push_back(
-        {{"name", s.name}, {"ok", s.ok}, {"detail", s.detail}, {"duration_ms", s.duration_ms}});
+  for (const auto& s : facts.sources) {
+    json timings = json::object();
+    for (const auto& [what, ms] : s.timings_ms) timings[what] = ms;
+    sources.push_back({{"name", s.name},
+                       {"ok", s.ok},
+                       {"detail", s.detail},
+                       {"duration_ms", s.duration_ms},
+                       {"timings_ms", timings}});
+  }
 
   json doc = {
       {"schema", "gpuvet.report/1"},
