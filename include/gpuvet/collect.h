@@ -33,14 +33,13 @@ struct CollectOptions {
   bool kernel_log = true;
   // Use hwloc for the host topology (only when root is "/").
   bool hwloc = true;
-  // Read each GPU's field groups on parallel threads.
-  bool nvml_parallel_sections = false;
 };
 
 // Why GPU facts are missing, as a stable name for scripts; "none" when present.
 struct Collection {
   Facts facts;
   std::string nvml_failure = "none";  // see probe::nvml_failure_name
+  std::string nvml_failure_message;   // the sentence for the user, empty when none
   // A probe thread is still stuck in a driver call: the process should leave
   // with _exit() once output is flushed rather than run library destructors.
   bool abandoned_probes = false;

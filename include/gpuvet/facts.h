@@ -98,7 +98,7 @@ struct ClockEventReasons {
   std::optional<std::uint64_t> active_mask;
   std::vector<std::string> active;  // "idle", "sw_power_cap", "hw_slowdown", ...
   // Accumulated time (ns) spent limited, by reason ("power", "thermal",
-  // "sync_boost", "board_limit", "low_utilization", "reliability").
+  // "sync_boost", "board_limit", "reliability").
   std::map<std::string, std::uint64_t> accumulated_ns;
 };
 

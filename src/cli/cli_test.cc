@@ -85,3 +85,15 @@ TEST(CliTest, BadOptionsAreExit3) {
 
 }  // namespace
 }  // namespace gpuvet
+
+namespace gpuvet {
+namespace {
+
+TEST(CliTest, SavedTreeNeverReadsThisMachinesKernelLog) {
+  auto r = gpuvet({"facts", "--json", "--root", "ROOT", "--nvml", GPUVET_FAKE_NVML});
+  EXPECT_EQ(r.out.find("\"source\": \"dmesg\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"readable\": false"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuvet

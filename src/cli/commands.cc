@@ -70,15 +70,13 @@ std::function<Outcome()> setup_facts(CLI::App& app) {
     o.init_timeout = seconds_to_ms(args->init_timeout_s);
     o.pressure_window = seconds_to_ms(args->sample_window_s);
     o.kernel_log = !args->no_kernel_log;
-    if (const char* p = std::getenv("GPUVET_NVML_PARALLEL")) o.nvml_parallel_sections = std::string(p) == "1";
     auto fs = make_rooted_file_system(o.root);
     auto runner = make_process_runner();
     auto clock = make_system_clock();
     Collection c = collect_facts(o, Env{*fs, *runner, *clock});
     const Outcome outcome{facts_exit_code(c, o), c.abandoned_probes};
     if (outcome.exit_code == kExitUnusable) {
-      std::cerr << "gpuvet: " << (c.facts.notes.empty() ? "cannot load NVML" : c.facts.notes.back())
-                << "\n";
+      std::cerr << "gpuvet: " << c.nvml_failure_message << "\n";
       return outcome;
     }
     if (args->json) {

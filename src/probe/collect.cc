@@ -50,6 +50,17 @@ void fill_host_topology(const CollectOptions& options, const Env& env, Facts& fa
   }
 }
 
+// With --root the kernel log must come from the saved tree, never from this
+// machine's dmesg.
+class NoCommands final : public CommandRunner {
+ public:
+  Result<CommandResult> run(const std::vector<std::string>& argv, std::chrono::milliseconds,
+                            std::size_t) const override {
+    return Status::not_found((argv.empty() ? std::string("command") : argv[0]) +
+                             " not run: reading a saved tree (--root)");
+  }
+};
+
 void map_xids_to_gpus(Facts& facts) {
   std::map<std::string, int> by_bus;
   for (const auto& g : facts.gpus)
@@ -80,7 +91,6 @@ Collection collect_facts(const CollectOptions& options, const Env& env) {
   // sysfs local_cpulist is the hardware locality, at no cost; NVML's answer is
   // slow and, inside a cgroup, clipped to the caller's cpuset.
   nvml.cpu_affinity = !env.fs.exists("/sys/bus/pci/devices");
-  nvml.parallel_sections = options.nvml_parallel_sections;
   auto nvml_probe = std::async(std::launch::async, [nvml] { return probe::probe_nvml(nvml); });
 
   std::future<Result<HostPressure>> pressure;
@@ -92,7 +102,9 @@ Collection collect_facts(const CollectOptions& options, const Env& env) {
   if (options.kernel_log)
     kernel_log = std::async(std::launch::async, [&] {
       auto kmsg = probe::make_rooted_kmsg_reader(options.root);
-      return probe::read_live_kernel_log(env.fs, *kmsg, env.runner, options.command_timeout);
+      static const NoCommands kNoCommands;
+      const CommandRunner& runner = options.root == "/" ? env.runner : kNoCommands;
+      return probe::read_live_kernel_log(env.fs, *kmsg, runner, options.command_timeout);
     });
 
   // Host identity and topology.
@@ -109,14 +121,19 @@ Collection collect_facts(const CollectOptions& options, const Env& env) {
   auto gpus = nvml_probe.get();
   out.abandoned_probes = gpus.abandoned_threads;
   out.nvml_failure = probe::nvml_failure_name(gpus.failure);
+  out.nvml_failure_message = gpus.failure_message;
   if (gpus.failure != probe::NvmlFailure::kNone) {
     facts.gpu_facts_unavailable = true;
     facts.notes.push_back(gpus.failure_message);
     facts.sources.push_back({"nvml", false, gpus.failure_message, gpus.duration_ms});
   } else {
-    SourceInfo info{"nvml", true, fmt::format("{} ({})", gpus.library_path, gpus.symbol_versions),
-                    gpus.duration_ms, {}};
-    for (std::size_t i = 0; i < gpus.call_ms.size() && i < 12; ++i) info.timings_ms.push_back(gpus.call_ms[i]);
+    SourceInfo info{"nvml",
+                    true,
+                    fmt::format("{} ({})", gpus.library_path, gpus.symbol_versions),
+                    gpus.duration_ms,
+                    {}};
+    for (std::size_t i = 0; i < gpus.call_ms.size() && i < 12; ++i)
+      info.timings_ms.push_back(gpus.call_ms[i]);
     facts.sources.push_back(std::move(info));
   }
   if (gpus.driver_version) facts.host.driver_version = gpus.driver_version;

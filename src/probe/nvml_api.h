@@ -224,8 +224,10 @@ typedef nvmlReturn_t (*nvmlDeviceGetGpuFabricInfo_fn)(nvmlDevice_t, nvmlGpuFabri
 // Kept here so the fake library and its tests can check they export them all.
 #define GPUVET_NVML_SYMBOLS(X)                                                                           \
   X(nvmlInit_v2)                                                                                         \
-  X(nvmlInit) X(nvmlShutdown) X(nvmlErrorString) X(nvmlSystemGetDriverVersion) X(                        \
-      nvmlSystemGetNVMLVersion) X(nvmlSystemGetCudaDriverVersion_v2) X(nvmlSystemGetCudaDriverVersion)   \
+  X(nvmlInit)                                                                                            \
+  X(nvmlShutdown)                                                                                        \
+  X(nvmlErrorString) X(nvmlSystemGetDriverVersion) X(nvmlSystemGetNVMLVersion) X(                        \
+      nvmlSystemGetCudaDriverVersion_v2) X(nvmlSystemGetCudaDriverVersion)                               \
       X(nvmlSystemGetProcessName) X(nvmlDeviceGetCount_v2) X(nvmlDeviceGetCount) X(                      \
           nvmlDeviceGetHandleByIndex_v2) X(nvmlDeviceGetHandleByIndex) X(nvmlDeviceGetName)              \
           X(nvmlDeviceGetUUID) X(nvmlDeviceGetSerial) X(nvmlDeviceGetVbiosVersion) X(                    \

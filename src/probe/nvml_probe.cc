@@ -133,24 +133,12 @@ struct GpuProbeOutput {
   std::map<std::string, double> call_ms;  // time spent per entry point
 };
 
-// Groups of fields read together; one reader can do all, or one group each
-// on parallel threads.
-enum Section : unsigned {
-  kIdentity = 1,
-  kPcie = 2,
-  kClocks = 4,
-  kMemory = 8,
-  kLinks = 16,
-  kProcesses = 32,
-  kAllSections = 63,
-};
-
 // Reads one GPU. Each NVML call goes through call() so the watchdog knows
 // where a hang happened, and a GPU_IS_LOST stops further calls on that GPU.
 class GpuReader {
  public:
-  GpuReader(const NvmlLibrary& lib, Slot<GpuProbeOutput>& slot, int index, unsigned sections, bool cpu_affinity)
-      : lib_(lib), slot_(slot), sections_(sections), cpu_affinity_(cpu_affinity) {
+  GpuReader(const NvmlLibrary& lib, Slot<GpuProbeOutput>& slot, int index, bool cpu_affinity)
+      : lib_(lib), slot_(slot), cpu_affinity_(cpu_affinity) {
     out_.gpu.index = index;
   }
 
@@ -165,16 +153,16 @@ class GpuReader {
       return;
     }
     out_.handle = h;
-    if (sections_ & kIdentity) identity(h);
+    identity(h);
     publish();
-    if (sections_ & kPcie) pcie(h);
+    pcie(h);
     publish();
-    if (sections_ & kClocks) clocks_and_thermal(h);
+    clocks_and_thermal(h);
     publish();
-    if (sections_ & kMemory) memory_and_ecc(h);
+    memory_and_ecc(h);
     publish();
-    if (sections_ & kLinks) nvlinks(h);
-    if (sections_ & kProcesses) processes(h);
+    nvlinks(h);
+    processes(h);
     slot_.finish(out_);
   }
 
@@ -345,8 +333,8 @@ class GpuReader {
           {NVML_PERF_POLICY_THERMAL, "thermal"},
           {NVML_PERF_POLICY_SYNC_BOOST, "sync_boost"},
           {NVML_PERF_POLICY_BOARD_LIMIT, "board_limit"},
-          {NVML_PERF_POLICY_LOW_UTILIZATION, "low_utilization"},
           {NVML_PERF_POLICY_RELIABILITY, "reliability"},
+          // Not LOW_UTILIZATION: time spent idle is not a limit, and each query costs ~1.3 ms.
       };
       for (auto [policy, name] : kPolicies) {
         nvmlViolationTime_t v{};
@@ -591,50 +579,10 @@ class GpuReader {
 
   const NvmlLibrary& lib_;
   Slot<GpuProbeOutput>& slot_;
-  const unsigned sections_;
   const bool cpu_affinity_;
   GpuProbeOutput out_;
   bool lost_ = false;
 };
-
-// Copies the fields of `sections` from a reader that read only those.
-void merge_sections(GpuProbeOutput& dst, GpuProbeOutput& src, unsigned sections) {
-  GpuFacts& d = dst.gpu;
-  GpuFacts& s = src.gpu;
-  if (!dst.handle) dst.handle = src.handle;
-  if (!d.unresponsive) d.unresponsive = s.unresponsive;
-  if (sections & kIdentity) {
-    d.name = s.name;
-    d.uuid = s.uuid;
-    d.serial = s.serial;
-    d.vbios = s.vbios;
-    d.pci_bus_id = s.pci_bus_id;
-    d.mig_enabled = s.mig_enabled;
-    d.persistence_mode = s.persistence_mode;
-    d.pstate = s.pstate;
-  }
-  if (sections & kPcie) {
-    d.pcie = s.pcie;
-    d.numa_node = s.numa_node;
-    d.cpu_affinity = s.cpu_affinity;
-  }
-  if (sections & kClocks) {
-    d.clocks = s.clocks;
-    d.clock_events = s.clock_events;
-    d.thermal = s.thermal;
-    d.power = s.power;
-    d.utilization = s.utilization;
-  }
-  if (sections & kMemory) {
-    d.memory = s.memory;
-    d.ecc = s.ecc;
-    d.fabric = s.fabric;
-  }
-  if (sections & kLinks) d.nvlinks = s.nvlinks;
-  if (sections & kProcesses) dst.processes = src.processes;
-  d.unreadable.insert(d.unreadable.end(), s.unreadable.begin(), s.unreadable.end());
-  for (const auto& [name, ms] : src.call_ms) dst.call_ms[name] = std::max(dst.call_ms[name], ms);
-}
 
 struct InitOutput {
   double init_ms = 0;
@@ -795,32 +743,19 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
   const unsigned count = std::min(init.count, 1024u);
 
   // One thread per GPU, all against the same deadline.
-  // One thread per GPU, or one per group of fields of each GPU.
-  const std::vector<unsigned> groups = options.parallel_sections
-                                           ? std::vector<unsigned>{kIdentity | kLinks, kPcie, kClocks, kMemory, kProcesses}
-                                           : std::vector<unsigned>{kAllSections};
+  // One thread per GPU: the driver serialises calls on a GPU, so more threads
+  // per GPU only add contention (docs/results/h200-2026-12-02/nvml-threading-ab.md).
   const bool affinity = options.cpu_affinity;
-  std::vector<std::vector<std::shared_ptr<Slot<GpuProbeOutput>>>> slots(count);
+  std::vector<std::shared_ptr<Slot<GpuProbeOutput>>> slots;
   for (unsigned i = 0; i < count; ++i)
-    for (unsigned group : groups)
-      slots[i].push_back(start_probe<GpuProbeOutput>([lib, i, group, affinity](Slot<GpuProbeOutput>& slot) {
-        GpuReader(*lib, slot, static_cast<int>(i), group, affinity).run();
-      }));
+    slots.push_back(start_probe<GpuProbeOutput>([lib, i, affinity](Slot<GpuProbeOutput>& slot) {
+      GpuReader(*lib, slot, static_cast<int>(i), affinity).run();
+    }));
   const auto gpu_deadline = Clock::now() + options.gpu_timeout;
   std::vector<nvmlDevice_t> handles(count, nullptr);
   for (unsigned i = 0; i < count; ++i) {
-    bool done = true;
-    const char* where = nullptr;
-    GpuProbeOutput value;
-    value.gpu.index = static_cast<int>(i);
-    for (std::size_t k = 0; k < groups.size(); ++k) {
-      auto [group_done, part] = slots[i][k]->wait_until(gpu_deadline);
-      if (!group_done && done) {
-        done = false;
-        where = slots[i][k]->current_call();
-      }
-      merge_sections(value, part, groups[k]);
-    }
+    auto [done, value] = slots[i]->wait_until(gpu_deadline);
+    const char* where = done ? nullptr : slots[i]->current_call();
     if (!done) {
       out.abandoned_threads = true;
       value.gpu.index = static_cast<int>(i);
@@ -921,7 +856,8 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
   }
 
   out.call_ms.assign(call_ms.begin(), call_ms.end());
-  std::sort(out.call_ms.begin(), out.call_ms.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::sort(out.call_ms.begin(), out.call_ms.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
 
   // A thread still inside the library keeps its own reference to it (captured
   // above), so the library stays mapped; shutting NVML down under it could block.

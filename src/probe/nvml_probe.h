@@ -25,9 +25,6 @@ struct NvmlProbeOptions {
   // nvmlDeviceGetCpuAffinity costs ~13 ms per GPU on an H200 VM; the caller
   // can read the same locality from sysfs (local_cpulist) instead.
   bool cpu_affinity = true;
-  // Read each GPU's groups of fields (identity, PCIe, clocks, memory, processes)
-  // on parallel threads instead of one thread per GPU.
-  bool parallel_sections = false;
 };
 
 enum class NvmlFailure {

@@ -61,7 +61,9 @@ TEST(NvmlProbeTest, H200IdleReadsEveryField) {
   EXPECT_EQ(g.clocks.mem_max_mhz, 3201);
   EXPECT_EQ(g.clock_events.active, std::vector<std::string>{"idle"});
   EXPECT_EQ(g.clock_events.accumulated_ns.at("power"), 0u);
-  EXPECT_GT(g.clock_events.accumulated_ns.at("low_utilization"), 0u);
+  EXPECT_EQ(g.clock_events.accumulated_ns.count("low_utilization"),
+            0u);  // idle time is not a limit
+  EXPECT_EQ(g.clock_events.accumulated_ns.size(), 5u);
   EXPECT_EQ(g.thermal.gpu_c, 38);
   EXPECT_EQ(g.thermal.margin_c, 49);
   EXPECT_EQ(g.thermal.slowdown_c, 89);
@@ -280,41 +282,5 @@ TEST(NvmlProbeTest, StubLibraryIsRecognised) {
 }  // namespace gpuvet::probe
 
 namespace gpuvet::probe {
-namespace {
-
-TEST(NvmlProbeTest, ParallelSectionsReadTheSameFacts) {
-  for (const char* name : {"8gpu-nvlink-h100.json", "degraded-mix.json", "h200-1gpu-load.json"}) {
-    ::setenv("GPUVET_FAKE_NVML_SCENARIO", scenario(name).c_str(), 1);
-    NvmlProbeOptions o;
-    o.library = GPUVET_FAKE_NVML;
-    auto serial = probe_nvml(o);
-    o.parallel_sections = true;
-    auto parallel = probe_nvml(o);
-    ASSERT_EQ(serial.gpus.size(), parallel.gpus.size()) << name;
-    Facts a, b;
-    a.gpus = serial.gpus;
-    a.pairs = serial.pairs;
-    a.processes = serial.processes;
-    b.gpus = parallel.gpus;
-    b.pairs = parallel.pairs;
-    b.processes = parallel.processes;
-    EXPECT_EQ(facts_to_json(a), facts_to_json(b)) << name;
-  }
-}
-
-TEST(NvmlProbeTest, ParallelSectionsStillTimeOutAHungGpu) {
-  ::setenv("GPUVET_FAKE_NVML_SCENARIO", scenario("fault-hang.json").c_str(), 1);
-  NvmlProbeOptions o;
-  o.library = GPUVET_FAKE_NVML;
-  o.parallel_sections = true;
-  o.gpu_timeout = milliseconds(400);
-  auto r = probe_nvml(o);
-  ASSERT_EQ(r.gpus.size(), 2u);
-  ASSERT_TRUE(r.gpus[1].unresponsive);
-  EXPECT_NE(r.gpus[1].unresponsive->find("nvmlDeviceGetName"), std::string::npos);
-  EXPECT_TRUE(r.gpus[1].pcie.gen_current);  // the other groups of the hung GPU were read
-  EXPECT_FALSE(r.gpus[0].unresponsive);
-}
-
-}  // namespace
+namespace {}  // namespace
 }  // namespace gpuvet::probe

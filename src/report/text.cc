@@ -243,6 +243,16 @@ std::string render_facts_text(const Facts& facts, const TextOptions& options) {
     o << "\n";
   }
 
+  if (options.verbose && !facts.sources.empty()) {
+    o << "\nSources\n";
+    for (const auto& s : facts.sources) {
+      o << fmt::format("  {:<10} {:<4} {:7.1f} ms  {}\n", s.name, s.ok ? "ok" : "FAIL",
+                       s.duration_ms, s.detail);
+      for (const auto& [what, ms] : s.timings_ms)
+        o << fmt::format("             {:7.1f} ms  {}\n", ms, what);
+    }
+  }
+
   if (!facts.notes.empty()) {
     o << "\n" << c(kBold) << "Notes" << c(kReset) << "\n";
     for (const auto& n : facts.notes) o << "  - " << n << "\n";
