@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <future>
 #include <map>
@@ -48,6 +49,16 @@ void fill_host_topology(const CollectOptions& options, const Env& env, Facts& fa
   } else {
     facts.notes.push_back("NUMA topology unreadable: " + nodes.status().to_string());
   }
+}
+
+// The node whose CPUs hold all of the GPU's local CPUs: what `nvidia-smi topo -m`
+// shows as "NUMA Affinity" when the platform gives the device no node of its own
+// (sysfs numa_node -1, as on single-node VMs).
+std::optional<int> numa_node_of_cpus(const std::vector<NumaNode>& nodes, const std::vector<int>& cpus) {
+  if (cpus.empty()) return std::nullopt;
+  for (const auto& n : nodes)
+    if (std::includes(n.cpus.begin(), n.cpus.end(), cpus.begin(), cpus.end())) return n.id;
+  return std::nullopt;
 }
 
 // With --root the kernel log must come from the saved tree, never from this
@@ -149,6 +160,7 @@ Collection collect_facts(const CollectOptions& options, const Env& env) {
     for (auto& g : facts.gpus) {
       if (g.unresponsive) facts.notes.push_back(fmt::format("GPU{} {}", g.index, *g.unresponsive));
       probe::read_gpu_sysfs(env.fs, g, facts.notes);
+      if (!g.numa_node) g.numa_node = numa_node_of_cpus(facts.host.numa_nodes, g.cpu_affinity);
     }
     for (auto& p : facts.processes) probe::read_process_binding(env.fs, p, facts.notes);
     if (!facts.processes.empty() && probe::in_child_pid_namespace(env.fs).value_or(false))
