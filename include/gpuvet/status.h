@@ -52,6 +52,10 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
+// A failed system call as a Status: "what: strerror(err)", with ENOENT/ENOTDIR as
+// kNotFound, EACCES/EPERM as kPermissionDenied, anything else kUnavailable.
+Status status_from_errno(const std::string& what, int err);
+
 template <typename T>
 class [[nodiscard]] Result {
  public:

@@ -19,20 +19,6 @@
 namespace gpuvet {
 namespace {
 
-Status errno_status(const std::string& what, int err) {
-  std::string msg = what + ": " + std::strerror(err);
-  switch (err) {
-    case ENOENT:
-    case ENOTDIR:
-      return Status::not_found(msg);
-    case EACCES:
-    case EPERM:
-      return Status::permission_denied(msg);
-    default:
-      return Status::unavailable(msg);
-  }
-}
-
 class RootedFileSystem final : public FileSystem {
  public:
   explicit RootedFileSystem(std::string root) : root_(std::move(root)) {
@@ -43,7 +29,7 @@ class RootedFileSystem final : public FileSystem {
   Result<std::string> read_file(const std::string& path, std::size_t max_bytes) const override {
     const std::string full = resolve(path);
     int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return errno_status(path, errno);
+    if (fd < 0) return status_from_errno(path, errno);
     struct stat st {};
     if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
       ::close(fd);
@@ -58,7 +44,7 @@ class RootedFileSystem final : public FileSystem {
         int err = errno;
         ::close(fd);
         if (err == EAGAIN && !data.empty()) return data;
-        return errno_status(path, err);
+        return status_from_errno(path, err);
       }
       if (n == 0) break;
       data.append(buf, static_cast<std::size_t>(n));
@@ -69,7 +55,7 @@ class RootedFileSystem final : public FileSystem {
 
   Result<std::vector<std::string>> list_dir(const std::string& path) const override {
     DIR* dir = ::opendir(resolve(path).c_str());
-    if (!dir) return errno_status(path, errno);
+    if (!dir) return status_from_errno(path, errno);
     std::vector<std::string> names;
     while (dirent* e = ::readdir(dir)) {
       std::string n = e->d_name;
@@ -82,7 +68,7 @@ class RootedFileSystem final : public FileSystem {
 
   Result<std::string> real_path(const std::string& path) const override {
     char buf[PATH_MAX];
-    if (!::realpath(resolve(path).c_str(), buf)) return errno_status(path, errno);
+    if (!::realpath(resolve(path).c_str(), buf)) return status_from_errno(path, errno);
     std::string p = buf;
     if (!root_.empty()) {
       char rootbuf[PATH_MAX];
@@ -111,15 +97,15 @@ class ProcessRunner final : public CommandRunner {
                             std::size_t max_output) const override {
     if (argv.empty()) return Status::invalid_input("empty command");
     int out_pipe[2], err_pipe[2], exec_pipe[2];
-    if (::pipe2(out_pipe, O_CLOEXEC) != 0) return errno_status("pipe", errno);
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0) return status_from_errno("pipe", errno);
     if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
       close_both(out_pipe);
-      return errno_status("pipe", errno);
+      return status_from_errno("pipe", errno);
     }
     if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
       close_both(out_pipe);
       close_both(err_pipe);
-      return errno_status("pipe", errno);
+      return status_from_errno("pipe", errno);
     }
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -131,7 +117,7 @@ class ProcessRunner final : public CommandRunner {
       close_both(out_pipe);
       close_both(err_pipe);
       close_both(exec_pipe);
-      return errno_status("fork", errno);
+      return status_from_errno("fork", errno);
     }
     if (pid == 0) {
       // Child: own process group so a timeout kills grandchildren too.
@@ -157,7 +143,7 @@ class ProcessRunner final : public CommandRunner {
       ::close(out_pipe[0]);
       ::close(err_pipe[0]);
       ::waitpid(pid, nullptr, 0);
-      return errno_status(argv[0], exec_errno);
+      return status_from_errno(argv[0], exec_errno);
     }
 
     CommandResult result;

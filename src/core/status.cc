@@ -1,5 +1,8 @@
 #include "gpuvet/status.h"
 
+#include <cerrno>
+#include <cstring>
+
 namespace gpuvet {
 
 const char* status_code_name(StatusCode code) {
@@ -27,6 +30,20 @@ const char* status_code_name(StatusCode code) {
 std::string Status::to_string() const {
   if (is_ok()) return "ok";
   return std::string(status_code_name(code_)) + ": " + message_;
+}
+
+Status status_from_errno(const std::string& what, int err) {
+  std::string msg = what + ": " + std::strerror(err);
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+      return Status::not_found(msg);
+    case EACCES:
+    case EPERM:
+      return Status::permission_denied(msg);
+    default:
+      return Status::unavailable(msg);
+  }
 }
 
 }  // namespace gpuvet

@@ -105,7 +105,7 @@ TEST(CollectTest, VmWithOneH200) {
   EXPECT_EQ(f.host.nvlink_disabled_by_driver, true);
   ASSERT_EQ(f.gpus.size(), 1u);
   EXPECT_EQ(f.gpus[0].acs_redirects_p2p, false);  // directly under the root complex
-  EXPECT_EQ(f.gpus[0].numa_node, 0);  // sysfs says -1; its local CPUs are all on node 0
+  EXPECT_EQ(f.gpus[0].numa_node, 0);              // sysfs says -1; its local CPUs are all on node 0
   EXPECT_TRUE(f.pairs.empty());
   const std::string text = render_facts_text(f);
   EXPECT_NE(text.find("NVIDIA H200"), std::string::npos);

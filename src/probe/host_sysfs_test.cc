@@ -14,16 +14,6 @@ namespace {
 
 using namespace gpuvet::testing;  // NOLINT: test fakes
 
-std::string sysroot(const char* name) {
-  return std::string(GPUVET_TEST_DATA) + "/fixtures/" + name;
-}
-
-std::vector<int> iota_vec(int first, int last) {
-  std::vector<int> v(static_cast<std::size_t>(last - first + 1));
-  std::iota(v.begin(), v.end(), first);
-  return v;
-}
-
 bool has_note(const std::vector<std::string>& notes, const std::string& needle) {
   for (const auto& n : notes) {
     if (n.find(needle) != std::string::npos) return true;

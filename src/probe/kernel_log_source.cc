@@ -14,20 +14,6 @@
 namespace gpuvet::probe {
 namespace {
 
-Status errno_status(const std::string& path, int err) {
-  std::string msg = path + ": " + std::strerror(err);
-  switch (err) {
-    case ENOENT:
-    case ENOTDIR:
-      return Status::not_found(msg);
-    case EACCES:
-    case EPERM:
-      return Status::permission_denied(msg);
-    default:
-      return Status::unavailable(msg);
-  }
-}
-
 class FileKmsgReader final : public KmsgReader {
  public:
   FileKmsgReader(std::string path, std::size_t max_bytes)
@@ -38,7 +24,7 @@ class FileKmsgReader final : public KmsgReader {
     // Non-blocking: on the character device, EAGAIN marks the end of the buffer instead of
     // a read that waits for the next kernel message.
     int fd = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return errno_status(path_, errno);
+    if (fd < 0) return status_from_errno(path_, errno);
     std::string data;
     // Each read of /dev/kmsg returns one record and fails with EINVAL when the buffer is
     // smaller than the record; records are at most a few KiB.
@@ -54,7 +40,7 @@ class FileKmsgReader final : public KmsgReader {
         if (err == EPIPE) continue;
         ::close(fd);
         if (!data.empty()) return data;
-        return errno_status(path_, err);
+        return status_from_errno(path_, err);
       }
       if (n == 0) break;  // a plain file (fixture, saved copy)
       data.append(buf, std::min(static_cast<std::size_t>(n), max_bytes_ - data.size()));

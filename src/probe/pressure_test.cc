@@ -12,10 +12,6 @@ namespace {
 
 using namespace gpuvet::testing;  // NOLINT: test fakes
 
-std::string sysroot(const char* name) {
-  return std::string(GPUVET_TEST_DATA) + "/fixtures/" + name;
-}
-
 CpuTimes cpu_times(int cpu, std::uint64_t user, std::uint64_t idle, std::uint64_t iowait,
                    std::uint64_t steal) {
   CpuTimes t;

@@ -13,16 +13,6 @@ namespace {
 
 using namespace gpuvet::testing;  // NOLINT: test fakes
 
-std::string sysroot(const char* name) {
-  return std::string(GPUVET_TEST_DATA) + "/fixtures/" + name;
-}
-
-std::vector<int> iota_vec(int first, int last) {
-  std::vector<int> v(static_cast<std::size_t>(last - first + 1));
-  std::iota(v.begin(), v.end(), first);
-  return v;
-}
-
 ProcessFacts process(int host_pid, int gpu) {
   ProcessFacts p;
   p.host_pid = host_pid;

@@ -14,6 +14,18 @@
 
 namespace gpuvet::testing {
 
+// A fixture tree under tests/fixtures/, laid out like /.
+inline std::string sysroot(const char* name) {
+  return std::string(GPUVET_TEST_DATA) + "/fixtures/" + name;
+}
+
+// {first, first+1, …, last}
+inline std::vector<int> iota_vec(int first, int last) {
+  std::vector<int> v;
+  for (int i = first; i <= last; ++i) v.push_back(i);
+  return v;
+}
+
 // Wraps a FileSystem and answers "permission denied" for the given paths and
 // everything under them.
 class DenyingFileSystem final : public FileSystem {
