@@ -161,6 +161,7 @@ struct NvLink {
   std::optional<int> version;
   std::optional<std::string> remote_pci_bus_id;  // normalised "0000:18:00.0"
   std::optional<int> remote_gpu;                 // index of the GPU at the far end, if ours
+  std::optional<double> speed_gbps;              // per-link rate (nvidia-smi nvlink -s)
 };
 
 struct Fabric {
@@ -269,6 +270,47 @@ struct ProcessFacts {
   std::vector<int> mems_allowed_ids;
 };
 
+// ---------------------------------------------------------------- imported only
+
+// A NIC's PCIe relation to a GPU, as `nvidia-smi topo -m` prints it (NIC rows).
+struct NicPath {
+  std::string nic;  // "mlx5_0" (or "NIC0" when the legend is missing)
+  int gpu = 0;
+  PathType path = PathType::kUnknown;
+};
+
+// One thing a NCCL_DEBUG=INFO log says that matters for triage.
+struct NcclEvent {
+  // "version", "transport" (P2P/IPC, SHM, NET/IB, NET/Socket…), "net" (NET/IB : Using […]),
+  // "nvls", "channels", "tree", "warn", "timeout", "error", "fallback", "link"
+  std::string kind;
+  std::optional<int> rank;
+  std::optional<std::string> host;
+  std::optional<std::string> pci_bus_id;
+  std::string detail;  // the rest of the line, trimmed
+};
+
+// A measured figure from a benchmark's own output (nccl-tests, nvbandwidth,
+// cuda-samples bandwidthTest / p2pBandwidthLatencyTest, gpuvet bench).
+struct Measurement {
+  std::string tool;    // "nccl-tests", "nvbandwidth", "bandwidthTest", "p2pBandwidthLatencyTest"
+  std::string test;    // "all_reduce_perf", "host_to_device_memcpy_ce", "bidirectional p2p enabled", …
+  std::optional<int> src_gpu;
+  std::optional<int> dst_gpu;
+  std::optional<std::uint64_t> size_bytes;
+  std::optional<double> bandwidth_gbps;  // algbw for collectives, GB/s (1e9)
+  std::optional<double> busbw_gbps;      // collectives only
+  std::optional<double> latency_us;
+  std::optional<std::string> note;       // "out-of-place", "in-place", "#wrong 3", …
+};
+
+// Where a fact came from when it was imported from a file.
+struct ImportedFile {
+  std::string path;    // file (and "#part N" when a pasted session was split)
+  std::string format;  // "nvidia-smi-q-xml", … or "unrecognised"
+  std::vector<std::string> notes;
+};
+
 // ---------------------------------------------------------------- the whole
 
 struct SourceInfo {
@@ -289,6 +331,11 @@ struct Facts {
   std::vector<ProcessFacts> processes;
   std::vector<SourceInfo> sources;
   std::vector<std::string> notes;  // what could not be checked and why
+  // Filled by offline import only (live probing leaves them empty).
+  std::vector<NicPath> nic_paths;
+  std::vector<NcclEvent> nccl_events;
+  std::vector<Measurement> measurements;
+  std::vector<ImportedFile> imported;
   // True when GPU facts are missing because the driver/NVML could not answer
   // at all (not installed, stub library, version mismatch, init timeout).
   bool gpu_facts_unavailable = false;
