@@ -5,6 +5,9 @@
 #include <cmath>
 #include <iostream>
 
+#include <algorithm>
+
+#include "capture/load.h"
 #include "gpuvet/collect.h"
 #include "gpuvet/report.h"
 
@@ -26,6 +29,7 @@ struct FactsArgs {
   double init_timeout_s = 4.0;
   double sample_window_s = 0.05;
   bool no_kernel_log = false;
+  std::string from;
 };
 
 // Exit code of `gpuvet facts`: 3 when it could not run as asked, 2 when GPU
@@ -41,6 +45,27 @@ int facts_exit_code(const Collection& c, const CollectOptions& o) {
   for (const auto& g : c.facts.gpus)
     if (!g.unreadable.empty()) return kExitWarning;
   return kExitOk;
+}
+
+// `facts --from PATH`: 3 when nothing could be read or recognised, else 0.
+Outcome facts_from(const std::string& path, bool json, const TextOptions& text) {
+  auto imported = capture::import_path(path);
+  if (!imported.is_ok()) {
+    std::cerr << "gpuvet: " << imported.status().message() << "\n";
+    return {kExitUnusable, false};
+  }
+  const Facts& facts = imported.value();
+  const bool recognised = std::any_of(facts.imported.begin(), facts.imported.end(),
+                                      [](const ImportedFile& f) { return f.format != "unrecognised"; });
+  if (json)
+    std::cout << facts_to_json(facts, JsonOptions{"facts --from", 2}) << "\n";
+  else
+    std::cout << render_facts_text(facts, text);
+  if (!recognised) {
+    std::cerr << "gpuvet: nothing in " << path << " is a supported output (see notes)\n";
+    return {kExitUnusable, false};
+  }
+  return {kExitOk, false};
 }
 
 std::function<Outcome()> setup_facts(CLI::App& app) {
@@ -61,7 +86,14 @@ std::function<Outcome()> setup_facts(CLI::App& app) {
                  "Seconds of host CPU/disk/NIC sampling (0 to skip); runs while GPUs are probed")
       ->check(CLI::Range(0.0, 60.0));
   app.add_flag("--no-kernel-log", args->no_kernel_log, "Do not read the kernel log for Xid events");
-  return [args]() {
+  app.add_option("--from", args->from,
+                 "Read saved outputs (a file or a directory: nvidia-smi, topo, dmesg, numactl, NCCL logs, "
+                 "gpuvet capture bundles, …) instead of this machine");
+  return [args]() -> Outcome {
+    TextOptions text;
+    text.color = !args->no_color && ::isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+    text.verbose = args->verbose;
+    if (!args->from.empty()) return facts_from(args->from, args->json, text);
     CollectOptions o;
     o.root = args->root;
     o.nvml_library = args->nvml;
@@ -79,14 +111,10 @@ std::function<Outcome()> setup_facts(CLI::App& app) {
       std::cerr << "gpuvet: " << c.nvml_failure_message << "\n";
       return outcome;
     }
-    if (args->json) {
+    if (args->json)
       std::cout << facts_to_json(c.facts) << "\n";
-    } else {
-      TextOptions t;
-      t.color = !args->no_color && ::isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
-      t.verbose = args->verbose;
-      std::cout << render_facts_text(c.facts, t);
-    }
+    else
+      std::cout << render_facts_text(c.facts, text);
     return outcome;
   };
 }

@@ -1,0 +1,116 @@
+#include "capture/load.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace gpuvet::capture {
+namespace {
+
+TEST(SessionSplitTest, SplitsAtKnownCommandPrompts) {
+  const std::string text =
+      "user@node7:~$ nvidia-smi topo -m\n"
+      "\tGPU0\tGPU1\n"
+      "GPU0\t X \tNV18\n"
+      "$ dmesg -T | grep -i xid\n"
+      "[Mon Dec  1 10:00:00 2025] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, GPU has fallen off the bus.\n"
+      "[root@n1 ~]# lscpu\n"
+      "Architecture: x86_64\n";
+  auto parts = split_session(text);
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[0].command, "nvidia-smi topo -m");
+  EXPECT_NE(parts[0].text.find("NV18"), std::string_view::npos);
+  EXPECT_EQ(parts[1].command, "dmesg -T | grep -i xid");
+  EXPECT_EQ(parts[2].command, "lscpu");
+}
+
+TEST(SessionSplitTest, CommentLinesOfOutputsAreNotPrompts) {
+  // pmon and nccl-tests print lines starting with "# ": not commands.
+  const std::string text = "# gpu         pid  type    sm   mem\n# Idx           #     C     %     %\n    0      1234     C    98    40\n";
+  auto parts = split_session(text);
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0].command, "");
+  EXPECT_EQ(parts[0].text.size(), text.size());
+}
+
+TEST(ImportTextTest, UnrecognisedIsANoteNotAFailure) {
+  auto f = import_text("hello world\nthis is not a GPU tool output\n", "notes.txt");
+  ASSERT_EQ(f.imported.size(), 1u);
+  EXPECT_EQ(f.imported[0].format, "unrecognised");
+  ASSERT_FALSE(f.notes.empty());
+  EXPECT_NE(f.notes[0].find("notes.txt: not recognised"), std::string::npos);
+}
+
+TEST(ImportTextTest, KernelLogIsRecognisedByContent) {
+  auto f = import_text(
+      "[ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.\n",
+      "out.txt");
+  ASSERT_EQ(f.imported.size(), 1u);
+  EXPECT_EQ(f.imported[0].format, "kernel-log");
+  ASSERT_EQ(f.kernel_log.xids.size(), 1u);
+  EXPECT_EQ(f.kernel_log.xids[0].code, 79);
+}
+
+TEST(ImportTextTest, GarbageNeverCrashes) {
+  std::string junk;
+  for (int i = 0; i < 1 << 20; ++i) junk.push_back(static_cast<char>((i * 2654435761u) >> 24));
+  auto f = import_text(junk, "junk.bin");
+  EXPECT_FALSE(f.imported.empty());
+}
+
+TEST(MergeTest, SameGpuByBusIdAndConflictsAreNoted) {
+  Facts a, b;
+  GpuFacts g;
+  g.index = 0;
+  g.pci_bus_id = "0000:3b:00.0";
+  g.name = "NVIDIA H100 80GB HBM3";
+  g.pcie.width_max = 16;
+  a.gpus.push_back(g);
+  GpuFacts h = g;
+  h.index = 0;
+  h.pcie.width_max = 8;  // a different input disagrees
+  h.clocks.sm_mhz = 1980;
+  b.gpus.push_back(h);
+  merge_facts(a, std::move(b), "second.txt");
+  ASSERT_EQ(a.gpus.size(), 1u);
+  EXPECT_EQ(a.gpus[0].pcie.width_max, 16);
+  EXPECT_EQ(a.gpus[0].clocks.sm_mhz, 1980);
+  ASSERT_EQ(a.notes.size(), 1u);
+  EXPECT_NE(a.notes[0].find("GPU0 pcie.width_max is 16"), std::string::npos) << a.notes[0];
+  EXPECT_NE(a.notes[0].find("second.txt"), std::string::npos);
+}
+
+TEST(MergeTest, IndexOnlyInputJoinsTheNamedGpu) {
+  Facts a, b;
+  GpuFacts g;
+  g.index = 1;
+  g.pci_bus_id = "0000:3b:00.0";
+  a.gpus.push_back(g);
+  GpuFacts t;  // e.g. from topo -m: index and CPU affinity only
+  t.index = 1;
+  t.cpu_affinity = {0, 1, 2};
+  b.gpus.push_back(t);
+  merge_facts(a, std::move(b), "topo.txt");
+  ASSERT_EQ(a.gpus.size(), 1u);
+  EXPECT_EQ(a.gpus[0].cpu_affinity.size(), 3u);
+}
+
+TEST(ImportPathTest, DirectoryIsWalkedAndNamesDoNotMatter) {
+  auto dir = std::filesystem::temp_directory_path() / ("gpuvet-import-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "sub");
+  std::ofstream(dir / "sub" / "gpu0.png") << "[ 10.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=7, name=a.out, Graphics Exception\n";
+  std::ofstream(dir / "readme.md") << "# my notes\n";
+  auto f = import_path(dir.string());
+  ASSERT_TRUE(f.is_ok()) << f.status().to_string();
+  EXPECT_EQ(f.value().kernel_log.xids.size(), 1u);
+  EXPECT_EQ(f.value().imported.size(), 2u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ImportPathTest, MissingPathIsNotFound) {
+  EXPECT_EQ(import_path("/nonexistent/gpuvet-bundle").status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace gpuvet::capture
