@@ -19,20 +19,38 @@ namespace {
 namespace fs = std::filesystem;
 
 // Commands whose output gpuvet reads; a prompt line must run one of them to split a session.
-constexpr std::array<std::string_view, 20> kKnownCommands = {
-    "nvidia-smi", "dmesg",  "journalctl",  "numactl", "lscpu",  "mpstat", "iostat",
-    "sar",        "gpuvet", "nvbandwidth", "cat",     "sudo",   "srun",   "mpirun",
-    "bandwidthTest", "p2pBandwidthLatencyTest", "all_reduce_perf", "NCCL_DEBUG=INFO", "python", "torchrun"};
+constexpr std::array<std::string_view, 20> kKnownCommands = {"nvidia-smi",
+                                                             "dmesg",
+                                                             "journalctl",
+                                                             "numactl",
+                                                             "lscpu",
+                                                             "mpstat",
+                                                             "iostat",
+                                                             "sar",
+                                                             "gpuvet",
+                                                             "nvbandwidth",
+                                                             "cat",
+                                                             "sudo",
+                                                             "srun",
+                                                             "mpirun",
+                                                             "bandwidthTest",
+                                                             "p2pBandwidthLatencyTest",
+                                                             "all_reduce_perf",
+                                                             "NCCL_DEBUG=INFO",
+                                                             "python",
+                                                             "torchrun"};
 
 bool known_command(std::string_view cmd) {
   cmd = trim(cmd);
   auto word = cmd.substr(0, cmd.find_first_of(" \t"));
   if (auto slash = word.rfind('/'); slash != std::string_view::npos) word = word.substr(slash + 1);
   for (auto k : kKnownCommands)
-    if (word == k || (k.back() != '=' && starts_with(word, k) && word.size() > k.size() && word[k.size()] == '_'))
+    if (word == k || (k.back() != '=' && starts_with(word, k) && word.size() > k.size() &&
+                      word[k.size()] == '_'))
       return true;
-  if (word.size() > 5 && word.substr(word.size() - 5) == "_perf") return true;  // nccl-tests binaries
-  if (starts_with(word, "NCCL_") || starts_with(word, "CUDA_")) return true;      // env-prefixed runs
+  if (word.size() > 5 && word.substr(word.size() - 5) == "_perf")
+    return true;                                                              // nccl-tests binaries
+  if (starts_with(word, "NCCL_") || starts_with(word, "CUDA_")) return true;  // env-prefixed runs
   return false;
 }
 
@@ -47,7 +65,8 @@ std::string_view prompt_command(std::string_view line) {
     if (at == std::string_view::npos || at > 64) return {};
     auto end = line.find_first_of("$#", at);
     if (end == std::string_view::npos || end + 1 >= line.size() || line[end + 1] != ' ') return {};
-    if (line.substr(at, end - at).find(' ') != std::string_view::npos && line.front() != '[') return {};
+    if (line.substr(at, end - at).find(' ') != std::string_view::npos && line.front() != '[')
+      return {};
     rest = line.substr(end + 2);
   }
   rest = trim(rest);
@@ -81,11 +100,13 @@ void take_stable(std::optional<T>& dst, const std::optional<T>& src, const std::
     return;
   }
   if (!(*dst == *src))
-    notes.push_back(fmt::format("conflict: {} is {} in an earlier input but {} in {}; keeping the first", what,
-                                fmt::format("{}", *dst), fmt::format("{}", *src), origin));
+    notes.push_back(
+        fmt::format("conflict: {} is {} in an earlier input but {} in {}; keeping the first", what,
+                    fmt::format("{}", *dst), fmt::format("{}", *src), origin));
 }
 
-void merge_gpu(GpuFacts& d, const GpuFacts& s, const std::string& origin, std::vector<std::string>& notes) {
+void merge_gpu(GpuFacts& d, const GpuFacts& s, const std::string& origin,
+               std::vector<std::string>& notes) {
   const std::string g = "GPU" + std::to_string(d.index);
   take_stable(d.uuid, s.uuid, g + " uuid", origin, notes);
   take_stable(d.name, s.name, g + " name", origin, notes);
@@ -109,7 +130,8 @@ void merge_gpu(GpuFacts& d, const GpuFacts& s, const std::string& origin, std::v
     d.clock_events.active_mask = s.clock_events.active_mask;
     d.clock_events.active = s.clock_events.active;
   }
-  for (const auto& [k, v] : s.clock_events.accumulated_ns) d.clock_events.accumulated_ns.emplace(k, v);
+  for (const auto& [k, v] : s.clock_events.accumulated_ns)
+    d.clock_events.accumulated_ns.emplace(k, v);
   take(d.thermal.gpu_c, s.thermal.gpu_c);
   take(d.thermal.margin_c, s.thermal.margin_c);
   take(d.thermal.slowdown_c, s.thermal.slowdown_c);
@@ -120,7 +142,8 @@ void merge_gpu(GpuFacts& d, const GpuFacts& s, const std::string& origin, std::v
   take(d.power.draw_w, s.power.draw_w);
   take_stable(d.power.limit_w, s.power.limit_w, g + " power.limit_w", origin, notes);
   take(d.power.enforced_limit_w, s.power.enforced_limit_w);
-  take_stable(d.power.default_limit_w, s.power.default_limit_w, g + " power.default_limit_w", origin, notes);
+  take_stable(d.power.default_limit_w, s.power.default_limit_w, g + " power.default_limit_w",
+              origin, notes);
   take_stable(d.ecc.enabled, s.ecc.enabled, g + " ecc.enabled", origin, notes);
   take(d.ecc.pending_enabled, s.ecc.pending_enabled);
   take(d.ecc.volatile_counts.corrected, s.ecc.volatile_counts.corrected);
@@ -178,7 +201,8 @@ GpuFacts* find_gpu(Facts& into, const GpuFacts& s) {
   return nullptr;
 }
 
-void merge_host(HostFacts& d, const HostFacts& s, const std::string& origin, std::vector<std::string>& notes) {
+void merge_host(HostFacts& d, const HostFacts& s, const std::string& origin,
+                std::vector<std::string>& notes) {
   take_stable(d.hostname, s.hostname, "hostname", origin, notes);
   take(d.kernel, s.kernel);
   take(d.os, s.os);
@@ -260,8 +284,9 @@ Facts import_text(std::string_view text, const std::string& origin, const Import
     }
     ImportedFile record{where, "unrecognised", {}};
     if (!best || best_score < options.min_confidence) {
-      out.notes.push_back(fmt::format("{}: not recognised as any supported output{} (starts with \"{}\")", where,
-                                      part.command.empty() ? "" : " of `" + part.command + "`", first_line(part.text)));
+      out.notes.push_back(fmt::format(
+          "{}: not recognised as any supported output{} (starts with \"{}\")", where,
+          part.command.empty() ? "" : " of `" + part.command + "`", first_line(part.text)));
       out.imported.push_back(std::move(record));
       continue;
     }
@@ -286,17 +311,19 @@ void merge_facts(Facts& into, Facts&& from, const std::string& origin) {
     } else {
       for (const auto& g : into.gpus)
         if (g.index == s.index) {
-          into.notes.push_back(fmt::format("conflict: {} describes GPU{} as {} but an earlier input gave GPU{} {}; "
-                                           "indexed as GPU{}",
-                                           origin, s.index, s.pci_bus_id.value_or(s.uuid.value_or("?")), g.index,
-                                           g.pci_bus_id.value_or(g.uuid.value_or("?")), into.gpus.size()));
+          into.notes.push_back(
+              fmt::format("conflict: {} describes GPU{} as {} but an earlier input gave GPU{} {}; "
+                          "indexed as GPU{}",
+                          origin, s.index, s.pci_bus_id.value_or(s.uuid.value_or("?")), g.index,
+                          g.pci_bus_id.value_or(g.uuid.value_or("?")), into.gpus.size()));
           s.index = static_cast<int>(into.gpus.size());
           break;
         }
       into.gpus.push_back(std::move(s));
     }
   }
-  std::sort(into.gpus.begin(), into.gpus.end(), [](const GpuFacts& a, const GpuFacts& b) { return a.index < b.index; });
+  std::sort(into.gpus.begin(), into.gpus.end(),
+            [](const GpuFacts& a, const GpuFacts& b) { return a.index < b.index; });
   for (const auto& p : from.pairs) {
     auto it = std::find_if(into.pairs.begin(), into.pairs.end(),
                            [&](const GpuPair& q) { return q.a == p.a && q.b == p.b; });
@@ -311,12 +338,13 @@ void merge_facts(Facts& into, Facts&& from, const std::string& origin) {
     take(it->p2p_nvlink, p.p2p_nvlink);
     take(it->p2p_atomics, p.p2p_atomics);
   }
-  std::sort(into.pairs.begin(), into.pairs.end(),
-            [](const GpuPair& x, const GpuPair& y) { return std::tie(x.a, x.b) < std::tie(y.a, y.b); });
+  std::sort(into.pairs.begin(), into.pairs.end(), [](const GpuPair& x, const GpuPair& y) {
+    return std::tie(x.a, x.b) < std::tie(y.a, y.b);
+  });
   for (auto& p : from.processes) {
-    bool dup = std::any_of(into.processes.begin(), into.processes.end(), [&](const ProcessFacts& q) {
-      return q.gpu == p.gpu && q.host_pid == p.host_pid;
-    });
+    bool dup = std::any_of(
+        into.processes.begin(), into.processes.end(),
+        [&](const ProcessFacts& q) { return q.gpu == p.gpu && q.host_pid == p.host_pid; });
     if (!dup) into.processes.push_back(std::move(p));
   }
   if (!from.kernel_log.source.empty() || !from.kernel_log.xids.empty()) {
@@ -346,7 +374,8 @@ Result<Facts> import_path(const std::string& path, const ImportOptions& options)
   if (ec || !fs::exists(status)) return Status::not_found(path + ": no such file or directory");
   std::vector<fs::path> files;
   if (fs::is_directory(status)) {
-    fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
+    fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec),
+        end;
     if (ec) return Status::permission_denied(path + ": " + ec.message());
     for (; it != end; it.increment(ec)) {
       if (ec) break;
@@ -369,8 +398,8 @@ Result<Facts> import_path(const std::string& path, const ImportOptions& options)
       continue;
     }
     if (size > options.max_file_bytes) {
-      all.notes.push_back(fmt::format("{}: skipped, {} MB is over the {} MB limit", name, size >> 20,
-                                      options.max_file_bytes >> 20));
+      all.notes.push_back(fmt::format("{}: skipped, {} MB is over the {} MB limit", name,
+                                      size >> 20, options.max_file_bytes >> 20));
       continue;
     }
     std::ifstream in(file, std::ios::binary);
@@ -392,7 +421,8 @@ Result<Facts> import_path(const std::string& path, const ImportOptions& options)
   if (readable == 0) return Status::permission_denied(path + ": no readable file");
   if (all.gpus.empty()) {
     all.gpu_facts_unavailable = true;
-    all.notes.push_back("no input describes a GPU (no nvidia-smi, topo or gpuvet output among the files)");
+    all.notes.push_back(
+        "no input describes a GPU (no nvidia-smi, topo or gpuvet output among the files)");
   }
   return all;
 }

@@ -39,7 +39,8 @@ std::vector<SessionPart> split_session(std::string_view text);
 
 // Recognises and imports one text (file contents), splitting sessions. `origin`
 // names it in notes and in Facts::imported.
-Facts import_text(std::string_view text, const std::string& origin, const ImportOptions& options = {});
+Facts import_text(std::string_view text, const std::string& origin,
+                  const ImportOptions& options = {});
 
 // Reads `path` (file or directory). Fails (kNotFound / kPermissionDenied /
 // kInvalidInput) only when the path itself cannot be read or holds no file.

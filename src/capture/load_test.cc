@@ -14,7 +14,8 @@ TEST(SessionSplitTest, SplitsAtKnownCommandPrompts) {
       "\tGPU0\tGPU1\n"
       "GPU0\t X \tNV18\n"
       "$ dmesg -T | grep -i xid\n"
-      "[Mon Dec  1 10:00:00 2025] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, GPU has fallen off the bus.\n"
+      "[Mon Dec  1 10:00:00 2025] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, GPU has fallen "
+      "off the bus.\n"
       "[root@n1 ~]# lscpu\n"
       "Architecture: x86_64\n";
   auto parts = split_session(text);
@@ -27,7 +28,9 @@ TEST(SessionSplitTest, SplitsAtKnownCommandPrompts) {
 
 TEST(SessionSplitTest, CommentLinesOfOutputsAreNotPrompts) {
   // pmon and nccl-tests print lines starting with "# ": not commands.
-  const std::string text = "# gpu         pid  type    sm   mem\n# Idx           #     C     %     %\n    0      1234     C    98    40\n";
+  const std::string text =
+      "# gpu         pid  type    sm   mem\n# Idx           #     C     %     %\n    0      1234   "
+      "  C    98    40\n";
   auto parts = split_session(text);
   ASSERT_EQ(parts.size(), 1u);
   EXPECT_EQ(parts[0].command, "");
@@ -44,7 +47,8 @@ TEST(ImportTextTest, UnrecognisedIsANoteNotAFailure) {
 
 TEST(ImportTextTest, KernelLogIsRecognisedByContent) {
   auto f = import_text(
-      "[ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.\n",
+      "[ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off "
+      "the bus.\n",
       "out.txt");
   ASSERT_EQ(f.imported.size(), 1u);
   EXPECT_EQ(f.imported[0].format, "kernel-log");
@@ -97,9 +101,11 @@ TEST(MergeTest, IndexOnlyInputJoinsTheNamedGpu) {
 }
 
 TEST(ImportPathTest, DirectoryIsWalkedAndNamesDoNotMatter) {
-  auto dir = std::filesystem::temp_directory_path() / ("gpuvet-import-" + std::to_string(::getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("gpuvet-import-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "sub");
-  std::ofstream(dir / "sub" / "gpu0.png") << "[ 10.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=7, name=a.out, Graphics Exception\n";
+  std::ofstream(dir / "sub" / "gpu0.png")
+      << "[ 10.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=7, name=a.out, Graphics Exception\n";
   std::ofstream(dir / "readme.md") << "# my notes\n";
   auto f = import_path(dir.string());
   ASSERT_TRUE(f.is_ok()) << f.status().to_string();

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "capture/bundle.h"
 #include "capture/load.h"
 #include "gpuvet/collect.h"
 #include "gpuvet/report.h"
@@ -55,8 +56,9 @@ Outcome facts_from(const std::string& path, bool json, const TextOptions& text) 
     return {kExitUnusable, false};
   }
   const Facts& facts = imported.value();
-  const bool recognised = std::any_of(facts.imported.begin(), facts.imported.end(),
-                                      [](const ImportedFile& f) { return f.format != "unrecognised"; });
+  const bool recognised =
+      std::any_of(facts.imported.begin(), facts.imported.end(),
+                  [](const ImportedFile& f) { return f.format != "unrecognised"; });
   if (json)
     std::cout << facts_to_json(facts, JsonOptions{"facts --from", 2}) << "\n";
   else
@@ -86,9 +88,10 @@ std::function<Outcome()> setup_facts(CLI::App& app) {
                  "Seconds of host CPU/disk/NIC sampling (0 to skip); runs while GPUs are probed")
       ->check(CLI::Range(0.0, 60.0));
   app.add_flag("--no-kernel-log", args->no_kernel_log, "Do not read the kernel log for Xid events");
-  app.add_option("--from", args->from,
-                 "Read saved outputs (a file or a directory: nvidia-smi, topo, dmesg, numactl, NCCL logs, "
-                 "gpuvet capture bundles, …) instead of this machine");
+  app.add_option(
+      "--from", args->from,
+      "Read saved outputs (a file or a directory: nvidia-smi, topo, dmesg, numactl, NCCL logs, "
+      "gpuvet capture bundles, …) instead of this machine");
   return [args]() -> Outcome {
     TextOptions text;
     text.color = !args->no_color && ::isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
@@ -119,6 +122,52 @@ std::function<Outcome()> setup_facts(CLI::App& app) {
   };
 }
 
+struct CaptureArgs {
+  std::string out_dir;
+  bool redact = false;
+  double timeout_s = 20;
+  std::string nvml;
+  std::string root = "/";
+};
+
+std::function<Outcome()> setup_capture(CLI::App& app) {
+  auto args = std::make_shared<CaptureArgs>();
+  app.add_option("OUTDIR", args->out_dir, "New or empty directory for the bundle")->required();
+  app.add_flag("--redact", args->redact,
+               "Replace serial numbers, UUIDs and host names by stable tokens");
+  app.add_option("--timeout", args->timeout_s, "Seconds each command may run")
+      ->check(CLI::Range(0.1, 600.0));
+  app.add_option("--nvml", args->nvml, "NVML library for gpuvet's own facts");
+  app.add_option("--root", args->root, "Read /proc and /sys under this directory")
+      ->check(CLI::ExistingDirectory);
+  return [args]() -> Outcome {
+    CollectOptions o;
+    o.root = args->root;
+    o.nvml_library = args->nvml;
+    o.nvml_library_given_by_user = !args->nvml.empty();
+    o.pressure_window = std::chrono::milliseconds(500);
+    capture::CaptureOptions c;
+    c.out_dir = args->out_dir;
+    c.redact = args->redact;
+    c.command_timeout = seconds_to_ms(args->timeout_s);
+    auto fs = make_rooted_file_system(o.root);
+    auto runner = make_process_runner();
+    auto clock = make_system_clock();
+    auto summary = capture::capture_bundle(c, o, Env{*fs, *runner, *clock});
+    if (!summary.is_ok()) {
+      std::cerr << "gpuvet: " << summary.status().message() << "\n";
+      return {kExitUnusable, false};
+    }
+    const auto& s = summary.value();
+    std::cout << "Bundle " << c.out_dir << ": " << s.files.size() << " files (" << s.ran
+              << " commands ran, " << s.missing << " not installed here, " << s.failed
+              << " failed or timed out; see manifest.json)" << (c.redact ? ", redacted" : "")
+              << "\n";
+    std::cout << "Read it back with: gpuvet facts --from " << c.out_dir << "\n";
+    return {kExitOk, s.abandoned_probes};
+  };
+}
+
 }  // namespace
 
 const std::vector<Command>& commands() {
@@ -127,6 +176,9 @@ const std::vector<Command>& commands() {
        "Collect and print what the node is: GPUs, links, topology, P2P, NUMA, clocks, ECC, Xids, "
        "processes",
        setup_facts},
+      {"capture",
+       "Save the raw outputs of every triage command, gpuvet's facts and a manifest into a bundle",
+       setup_capture},
   };
   return kCommands;
 }
