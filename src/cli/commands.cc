@@ -7,7 +7,10 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "capture/bundle.h"
+#include "capture/importer.h"
 #include "capture/load.h"
 #include "gpuvet/collect.h"
 #include "gpuvet/report.h"
@@ -168,6 +171,24 @@ std::function<Outcome()> setup_capture(CLI::App& app) {
   };
 }
 
+std::function<Outcome()> setup_formats(CLI::App& app) {
+  auto markdown = std::make_shared<bool>(false);
+  app.add_flag("--markdown", *markdown, "Print a Markdown table (docs/formats.md is made from it)");
+  return [markdown]() -> Outcome {
+    if (*markdown) {
+      std::cout << "| format | what | facts it fills |\n|---|---|---|\n";
+      for (const auto& imp : capture::importers())
+        std::cout << "| `" << imp.format << "` | " << imp.description << " | " << imp.fills
+                  << " |\n";
+    } else {
+      for (const auto& imp : capture::importers())
+        std::cout << fmt::format("{:<26} {}\n{:<26} fills: {}\n", imp.format, imp.description, "",
+                                 imp.fills);
+    }
+    return {kExitOk, false};
+  };
+}
+
 }  // namespace
 
 const std::vector<Command>& commands() {
@@ -176,6 +197,8 @@ const std::vector<Command>& commands() {
        "Collect and print what the node is: GPUs, links, topology, P2P, NUMA, clocks, ECC, Xids, "
        "processes",
        setup_facts},
+      {"formats", "List the saved outputs that --from recognises, and what each fills",
+       setup_formats},
       {"capture",
        "Save the raw outputs of every triage command, gpuvet's facts and a manifest into a bundle",
        setup_capture},
