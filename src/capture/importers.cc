@@ -4,7 +4,16 @@
 #include <nlohmann/json.hpp>
 #include "capture/importer.h"
 
+#include "capture/bench_outputs.h"
+#include "capture/gpuvet_json.h"
+#include "capture/host_tools.h"
 #include "capture/kernel_log.h"
+#include "capture/nccl_log.h"
+#include "capture/nvsmi_csv.h"
+#include "capture/nvsmi_monitor.h"
+#include "capture/nvsmi_text.h"
+#include "capture/nvsmi_topo.h"
+#include "capture/nvsmi_xml.h"
 
 namespace gpuvet::capture {
 namespace {
@@ -54,13 +63,66 @@ Status import_capture_manifest(std::string_view text, Facts& out) {
 }  // namespace
 
 const std::vector<Importer>& importers() {
+  // Order breaks ties between equally sure sniffers: the more specific first.
   static const std::vector<Importer> kImporters = {
-      {"kernel-log", "dmesg, dmesg -T, journalctl -k, /dev/kmsg, syslog", sniff_kernel_log,
-       import_kernel_log,
-       "Xid events (code, bus id, pid, process, time), 'fallen off the bus' reports"},
+      {"gpuvet-json", "gpuvet's own JSON report (gpuvet facts --json, capture bundles)",
+       sniff_gpuvet_json, import_gpuvet_json, "everything gpuvet reports"},
       {"gpuvet-capture-manifest", "manifest.json of a gpuvet capture bundle",
        sniff_capture_manifest, import_capture_manifest,
        "notes: which commands could not be captured and why"},
+      {"nvidia-smi-q-xml", "nvidia-smi -q -x (XML, driver 418 to 595+)", sniff_nvsmi_xml,
+       import_nvsmi_xml,
+       "driver/CUDA version; per GPU identity, PCIe link and replays, clocks, clock-event reasons "
+       "and counters, "
+       "temperatures and limits, power, ECC, retired pages, remapped rows, memory, utilisation, "
+       "MIG, processes"},
+      {"nvidia-smi-q", "nvidia-smi -q / -a, whole or any -d section", sniff_nvsmi_q, import_nvsmi_q,
+       "the same facts as -q -x, from the text layout (old and new section names)"},
+      {"nvidia-smi-L", "nvidia-smi -L", sniff_nvsmi_list, import_nvsmi_list,
+       "GPU index, name, UUID; MIG devices"},
+      {"nvidia-smi-query-csv", "nvidia-smi --query-gpu=… --format=csv[,nounits]",
+       sniff_nvsmi_query_csv, import_nvsmi_query_csv,
+       "whichever per-GPU fields the query asked for"},
+      {"topo-m", "nvidia-smi topo -m (NIC rows, affinity columns, ANSI escapes)", sniff_topo_m,
+       import_topo_m,
+       "GPU pair paths (NV#, PIX, PXB, PHB, NODE, SYS), CPU and NUMA affinity, NIC paths"},
+      {"topo-p2p", "nvidia-smi topo -p2p r|w|n|a", sniff_topo_p2p, import_topo_p2p,
+       "P2P read/write/NVLink/atomics status per GPU pair"},
+      {"nvlink-status", "nvidia-smi nvlink -s / --status", sniff_nvlink_status,
+       import_nvlink_status, "NVLink links per GPU: active and speed"},
+      {"nvidia-smi-pmon", "nvidia-smi pmon", sniff_pmon, import_pmon,
+       "compute processes per GPU (pid, name)"},
+      {"nvidia-smi-dmon", "nvidia-smi dmon", sniff_dmon, import_dmon,
+       "per GPU utilisation, power, temperatures, clocks (last sample)"},
+      {"kernel-log", "dmesg, dmesg -T, journalctl -k, /dev/kmsg, syslog", sniff_kernel_log,
+       import_kernel_log,
+       "Xid events (code, bus id, pid, process, time), 'fallen off the bus' reports"},
+      {"numactl-hardware", "numactl --hardware / -H", sniff_numactl_hardware,
+       import_numactl_hardware, "NUMA nodes: CPUs, memory, distances"},
+      {"numactl-show", "numactl --show", sniff_numactl_show, import_numactl_show,
+       "the shell's NUMA policy (notes)"},
+      {"lscpu", "lscpu", sniff_lscpu, import_lscpu,
+       "CPU model, sockets, cores, threads, NUMA CPU lists, hypervisor"},
+      {"mpstat", "mpstat -P ALL", sniff_mpstat, import_mpstat, "per-core busy, iowait and steal"},
+      {"iostat-x", "iostat -x / -xz", sniff_iostat, import_iostat,
+       "disk utilisation and throughput, iowait"},
+      {"sar-net-dev", "sar -n DEV", sniff_sar_net_dev, import_sar_net_dev, "NIC throughput"},
+      {"nccl-debug-log", "NCCL_DEBUG=INFO logs, NCCL WARN, PyTorch watchdog timeouts",
+       sniff_nccl_log, import_nccl_log,
+       "NCCL version, transports per channel, NICs, fallbacks, link widths, warnings, timeouts"},
+      {"nccl-topo-xml", "NCCL topology dump (NCCL_TOPO_DUMP_FILE)", sniff_nccl_topo_xml,
+       import_nccl_topo_xml, "PCI link speed/width per GPU and NIC, NVLink counts"},
+      {"nccl-tests", "nccl-tests *_perf output", sniff_nccl_tests, import_nccl_tests,
+       "per size: time, algbw, busbw, #wrong (out-of-place and in-place)"},
+      {"nvbandwidth", "nvbandwidth output", sniff_nvbandwidth, import_nvbandwidth,
+       "bandwidth matrices per test case"},
+      {"bandwidthTest", "cuda-samples bandwidthTest", sniff_bandwidth_test, import_bandwidth_test,
+       "host/device copy bandwidth per transfer size"},
+      {"p2pBandwidthLatencyTest", "cuda-samples p2pBandwidthLatencyTest",
+       sniff_p2p_bandwidth_latency_test, import_p2p_bandwidth_latency_test,
+       "P2P bandwidth/latency matrices, P2P access per pair"},
+      {"simpleP2P", "cuda-samples simpleP2P", sniff_simple_p2p, import_simple_p2p,
+       "P2P access and copy speed"},
   };
   return kImporters;
 }

@@ -273,10 +273,18 @@ Facts import_text(std::string_view text, const std::string& origin, const Import
   for (const auto& part : parts) {
     ++n;
     const std::string where = parts.size() > 1 ? fmt::format("{}#part{}", origin, n) : origin;
+    // The prompt's command is part of the evidence (`topo -p2p w` says which matrix it is).
+    std::string with_command;
+    std::string_view body = part.text;
+    if (!part.command.empty()) {
+      with_command = "$ " + part.command + "\n";
+      with_command.append(part.text);
+      body = with_command;
+    }
     const Importer* best = nullptr;
     int best_score = 0;
     for (const auto& imp : importers()) {
-      int score = imp.sniff(part.text);
+      int score = imp.sniff(body);
       if (score > best_score) {
         best_score = score;
         best = &imp;
@@ -284,17 +292,19 @@ Facts import_text(std::string_view text, const std::string& origin, const Import
     }
     ImportedFile record{where, "unrecognised", {}};
     if (!best || best_score < options.min_confidence) {
-      out.notes.push_back(fmt::format(
-          "{}: not recognised as any supported output{} (starts with \"{}\")", where,
-          part.command.empty() ? "" : " of `" + part.command + "`", first_line(part.text)));
+      out.notes.push_back(
+          fmt::format("{}: not recognised as any supported output{} (starts with \"{}\")", where,
+                      part.command.empty() ? "" : " of `" + part.command + "`", first_line(body)));
       out.imported.push_back(std::move(record));
       continue;
     }
     record.format = best->format;
     Facts one;
-    Status st = best->parse(part.text, one);
-    if (!st.is_ok()) record.notes.push_back(st.to_string());
+    Status st = best->parse(body, one);
     for (auto& note : one.notes) record.notes.push_back(note);
+    if (!st.is_ok() &&
+        std::find(record.notes.begin(), record.notes.end(), st.message()) == record.notes.end())
+      record.notes.push_back(st.to_string());
     one.notes.clear();
     for (const auto& note : record.notes) out.notes.push_back(where + ": " + note);
     out.imported.push_back(std::move(record));
@@ -356,7 +366,8 @@ void merge_facts(Facts& into, Facts&& from, const std::string& origin) {
       k.xids.insert(k.xids.end(), from.kernel_log.xids.begin(), from.kernel_log.xids.end());
       k.fallen_off_bus.insert(k.fallen_off_bus.end(), from.kernel_log.fallen_off_bus.begin(),
                               from.kernel_log.fallen_off_bus.end());
-      k.source += ", " + from.kernel_log.source;
+      if (k.source.find(from.kernel_log.source) == std::string::npos)
+        k.source += ", " + from.kernel_log.source;
     }
   }
   auto append = [](auto& dst, auto& src) { dst.insert(dst.end(), src.begin(), src.end()); };

@@ -120,3 +120,33 @@ TEST(ImportPathTest, MissingPathIsNotFound) {
 
 }  // namespace
 }  // namespace gpuvet::capture
+
+namespace gpuvet::capture {
+namespace {
+
+TEST(ImportTextTest, PromptTellsWhichP2pMatrixItIs) {
+  const std::string session =
+      "root@node:~# nvidia-smi topo -p2p w\n"
+      " \tGPU0\tGPU1\t\n"
+      " GPU0\tX\tCNS\t\n"
+      " GPU1\tCNS\tX\t\n"
+      "\n"
+      "Legend:\n"
+      "\n"
+      "  X    = Self\n"
+      "  OK   = Status Ok\n"
+      "  CNS  = Chipset not supported\n"
+      "  GNS  = GPU not supported\n"
+      "  TNS  = Topology not supported\n"
+      "  NS   = Not supported\n"
+      "  U    = Unknown\n";
+  auto f = import_text(session, "ticket.txt");
+  ASSERT_EQ(f.imported.size(), 1u);
+  EXPECT_EQ(f.imported[0].format, "topo-p2p");
+  ASSERT_EQ(f.pairs.size(), 1u);
+  EXPECT_EQ(f.pairs[0].p2p_write, P2PStatus::kChipsetNotSupported);
+  EXPECT_FALSE(f.pairs[0].p2p_read);
+}
+
+}  // namespace
+}  // namespace gpuvet::capture

@@ -91,7 +91,8 @@ json gpu_json(const GpuFacts& g) {
                      {"active", opt(l.active)},
                      {"version", opt(l.version)},
                      {"remote_pci_bus_id", opt(l.remote_pci_bus_id)},
-                     {"remote_gpu", opt(l.remote_gpu)}});
+                     {"remote_gpu", opt(l.remote_gpu)},
+                     {"speed_gbps", opt(l.speed_gbps)}});
   json accumulated = json::object();
   for (const auto& [k, v] : g.clock_events.accumulated_ns) accumulated[k] = v;
   return {
@@ -204,7 +205,9 @@ std::string facts_to_json(const Facts& facts, const JsonOptions& options) {
                      {"name", opt(p.name)},
                      {"used_memory_bytes", opt(p.used_memory_bytes)},
                      {"cpus_allowed", opt(p.cpus_allowed)},
-                     {"mems_allowed", opt(p.mems_allowed)}});
+                     {"cpus_allowed_ids", p.cpus_allowed_ids},
+                     {"mems_allowed", opt(p.mems_allowed)},
+                     {"mems_allowed_ids", p.mems_allowed_ids}});
   json sources = json::array();
   for (const auto& s : facts.sources) {
     json timings = json::object();
@@ -215,6 +218,31 @@ std::string facts_to_json(const Facts& facts, const JsonOptions& options) {
                        {"duration_ms", s.duration_ms},
                        {"timings_ms", timings}});
   }
+
+  json nic_paths = json::array();
+  for (const auto& n : facts.nic_paths)
+    nic_paths.push_back({{"nic", n.nic}, {"gpu", n.gpu}, {"path", path_type_name(n.path)}});
+  json nccl = json::array();
+  for (const auto& e : facts.nccl_events)
+    nccl.push_back({{"kind", e.kind},
+                    {"rank", opt(e.rank)},
+                    {"host", opt(e.host)},
+                    {"pci_bus_id", opt(e.pci_bus_id)},
+                    {"detail", e.detail}});
+  json measurements = json::array();
+  for (const auto& m : facts.measurements)
+    measurements.push_back({{"tool", m.tool},
+                            {"test", m.test},
+                            {"src_gpu", opt(m.src_gpu)},
+                            {"dst_gpu", opt(m.dst_gpu)},
+                            {"size_bytes", opt(m.size_bytes)},
+                            {"bandwidth_gbps", opt(m.bandwidth_gbps)},
+                            {"busbw_gbps", opt(m.busbw_gbps)},
+                            {"latency_us", opt(m.latency_us)},
+                            {"note", opt(m.note)}});
+  json imported = json::array();
+  for (const auto& f : facts.imported)
+    imported.push_back({{"path", f.path}, {"format", f.format}, {"notes", f.notes}});
 
   json doc = {
       {"schema", "gpuvet.report/1"},
@@ -231,6 +259,10 @@ std::string facts_to_json(const Facts& facts, const JsonOptions& options) {
       {"xids", xids},
       {"processes", procs},
       {"sources", sources},
+      {"nic_paths", nic_paths},
+      {"nccl_events", nccl},
+      {"measurements", measurements},
+      {"imported", imported},
       {"notes", facts.notes},
   };
   // Invalid UTF-8 from a device string must not abort the dump.
