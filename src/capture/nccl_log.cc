@@ -486,7 +486,15 @@ std::size_t parse_nccl_log_events(std::string_view text, std::vector<NcclEvent>&
 int sniff_nccl_log(std::string_view text) {
   if (text.empty() || has_nccl_tests_table(text)) return 0;
   int best = 0;
-  if (contains(text, "Watchdog caught collective operation timeout")) best = 95;
+  // The watchdog line, not a quote of it in prose or a Markdown table.
+  if (std::size_t w = find(text, "Watchdog caught collective operation timeout"); w != npos) {
+    std::size_t ls = text.rfind('\n', w);
+    ls = ls == npos ? 0 : ls + 1;
+    std::string_view prefix = text.substr(ls, w - ls);
+    if (prefix.size() <= 200 && prefix.find('|') == std::string_view::npos &&
+        prefix.find('"') == std::string_view::npos)
+      best = 95;
+  }
   std::size_t p = find(text, "NCCL INFO");
   if (p == npos) p = find(text, "NCCL WARN");
   if (p != npos) {
@@ -499,8 +507,10 @@ int sniff_nccl_log(std::string_view text) {
       best = std::max(best, 100);
     else if (trim(prefix).empty())
       best = std::max(best, 90);
+    else if (prefix.size() <= 64)
+      best = std::max(best, 60);  // a log framework's own prefix (time, rank label)
     else
-      best = std::max(best, 60);
+      best = std::max(best, 10);  // "NCCL INFO" quoted inside prose (a README, a ticket text)
   }
   if (best == 0 && contains(text, "ProcessGroupNCCL")) best = 60;
   if (best == 0 && is_error_text(text.substr(0, 1 << 20))) best = 40;

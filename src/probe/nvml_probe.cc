@@ -336,7 +336,9 @@ class GpuReader {
           {NVML_PERF_POLICY_RELIABILITY, "reliability"},
           // Not LOW_UTILIZATION: time spent idle is not a limit, and each query costs ~1.3 ms.
       };
-      for (auto [policy, name] : kPolicies) {
+      for (const auto& entry : kPolicies) {
+        const int policy = entry.first;  // not a structured binding: lambdas capture it (clang 14)
+        const char* name = entry.second;
         nvmlViolationTime_t v{};
         auto r = call("nvmlDeviceGetViolationStatus",
                       [&] { return lib_.device_get_violation_status(h, policy, &v); });
@@ -568,7 +570,7 @@ class GpuReader {
       if (lib_.system_get_process_name) {
         char name[256] = {};
         if (call("nvmlSystemGetProcessName",
-                 [&] { return lib_.system_get_process_name(pid, name, sizeof name); }) ==
+                 [&, pid = pid] { return lib_.system_get_process_name(pid, name, sizeof name); }) ==
                 NVML_SUCCESS &&
             name[0])
           p.name = c_string(name, sizeof name);
