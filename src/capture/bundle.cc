@@ -239,8 +239,12 @@ Result<CaptureSummary> capture_bundle(const CaptureOptions& options, const Colle
     const auto& c = r.result.value();
     ++summary.ran;
     if (c.exit_code != 0 || c.timed_out) ++summary.failed;
-    std::string body = c.out;
-    if (!c.err.empty()) body += (body.empty() || body.back() == '\n' ? "" : "\n") + c.err;
+    // Each file starts with the command as a shell prompt, as a pasted session would:
+    // the output alone does not always say what it is (`topo -p2p w` vs `r`).
+    std::string prompt = "$";
+    for (const auto& a : r.command.argv) prompt += " " + a;
+    std::string body = prompt + "\n" + c.out;
+    if (!c.err.empty()) body += (body.back() == '\n' ? "" : "\n") + c.err;
     if (r.command.argv[0] == "nvidia-smi" && smi_version.empty() && !c.out.empty())
       for (auto line : split_lines(c.out))
         if (line.find("Driver Version") != std::string_view::npos) {

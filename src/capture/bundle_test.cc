@@ -96,6 +96,8 @@ TEST(CaptureTest, WritesOutputsFactsAndManifest) {
   EXPECT_TRUE(fs::exists(b.dir / "nvidia-smi-q.txt"));
   EXPECT_FALSE(fs::exists(b.dir / "mpstat.txt"));
   EXPECT_NE(slurp(b.dir / "dmesg.txt").find("Operation not permitted"), std::string::npos);
+  // Each file says which command made it, so `topo -p2p w` is not mistaken for `r` when read back.
+  EXPECT_EQ(slurp(b.dir / "nvidia-smi-topo-p2p-w.txt").rfind("$ nvidia-smi topo -p2p w\n", 0), 0u);
   auto manifest = nlohmann::json::parse(slurp(b.dir / "manifest.json"));
   EXPECT_EQ(manifest["schema"], "gpuvet.capture/1");
   EXPECT_EQ(manifest["redacted"], false);

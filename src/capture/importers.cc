@@ -14,6 +14,7 @@
 #include "capture/nvsmi_text.h"
 #include "capture/nvsmi_topo.h"
 #include "capture/nvsmi_xml.h"
+#include "core/util.h"
 
 namespace gpuvet::capture {
 namespace {
@@ -60,6 +61,53 @@ Status import_capture_manifest(std::string_view text, Facts& out) {
   return Status::ok();
 }
 
+// /proc/driver/nvidia/params: "Key: Value" lines.
+int sniff_driver_params(std::string_view text) {
+  auto head = text.substr(0, 64 << 10);
+  const bool nvlink = head.find("\nNvLinkDisable: ") != std::string_view::npos ||
+                      starts_with(head, "NvLinkDisable: ");
+  return nvlink && head.find("EnableMSI: ") != std::string_view::npos ? 95 : 0;
+}
+
+Status import_driver_params(std::string_view text, Facts& out) {
+  for (auto line : split_lines(text)) {
+    auto colon = line.find(": ");
+    if (colon == std::string_view::npos || colon == 0 || colon > 64) continue;
+    const std::string key(trim(line.substr(0, colon)));
+    const std::string value(trim(line.substr(colon + 2)));
+    if (key == "NvLinkDisable") {
+      if (auto v = parse_int(value)) out.host.nvlink_disabled_by_driver = *v != 0;
+      out.host.driver_params[key] = value;
+    } else if (key == "EnableResizableBar" || key == "EnablePCIERelaxedOrderingMode" ||
+               key == "RmNvlinkBandwidth" || key == "RmNvlinkBandwidthLinkCount" ||
+               key == "DmaRemapPeerMmio" || key == "RegistryDwords") {
+      if (!value.empty() && value != "\"\"") out.host.driver_params[key] = value;
+    }
+  }
+  if (!out.host.nvlink_disabled_by_driver) return Status::invalid_input("no NvLinkDisable line");
+  return Status::ok();
+}
+
+// /proc/driver/nvidia/version: "NVRM version: NVIDIA UNIX … Kernel Module for x86_64  580.159.04
+// Release Build …".
+int sniff_driver_version(std::string_view text) {
+  return starts_with(trim(text.substr(0, 4096)), "NVRM version:") ? 95 : 0;
+}
+
+Status import_driver_version(std::string_view text, Facts& out) {
+  auto line = split_lines(text.substr(0, 4096)).front();
+  for (auto word : split(line, ' ')) {
+    word = trim(word);
+    auto parts = split(word, '.');
+    if (parts.size() >= 2 && parts.size() <= 3 && parse_uint(parts[0]) && parse_uint(parts[1]) &&
+        parts[0].size() >= 3) {
+      out.host.driver_version = std::string(word);
+      return Status::ok();
+    }
+  }
+  return Status::invalid_input("no driver version on the NVRM version line");
+}
+
 }  // namespace
 
 const std::vector<Importer>& importers() {
@@ -94,6 +142,12 @@ const std::vector<Importer>& importers() {
        "compute processes per GPU (pid, name)"},
       {"nvidia-smi-dmon", "nvidia-smi dmon", sniff_dmon, import_dmon,
        "per GPU utilisation, power, temperatures, clocks (last sample)"},
+      {"nvidia-driver-params", "/proc/driver/nvidia/params", sniff_driver_params,
+       import_driver_params,
+       "NvLinkDisable (NVLink turned off by the driver) and a few triage-relevant driver "
+       "parameters"},
+      {"nvidia-driver-version", "/proc/driver/nvidia/version", sniff_driver_version,
+       import_driver_version, "kernel driver version"},
       {"kernel-log", "dmesg, dmesg -T, journalctl -k, /dev/kmsg, syslog", sniff_kernel_log,
        import_kernel_log,
        "Xid events (code, bus id, pid, process, time), 'fallen off the bus' reports"},

@@ -150,3 +150,23 @@ TEST(ImportTextTest, PromptTellsWhichP2pMatrixItIs) {
 
 }  // namespace
 }  // namespace gpuvet::capture
+
+namespace gpuvet::capture {
+namespace {
+
+TEST(ImportTextTest, DriverFilesFromProc) {
+  auto params = import_text(
+      "ResmanDebugLevel: 4294967295\nEnableMSI: 1\nNvLinkDisable: 1\nEnableResizableBar: 0\n", "p");
+  EXPECT_EQ(params.imported[0].format, "nvidia-driver-params");
+  EXPECT_EQ(params.host.nvlink_disabled_by_driver, true);
+  auto version = import_text(
+      "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  "
+      "(dvs-builder@U22)\n"
+      "GCC version:  gcc version 13.3.0\n",
+      "v");
+  EXPECT_EQ(version.imported[0].format, "nvidia-driver-version");
+  EXPECT_EQ(version.host.driver_version.value_or(""), "580.159.04");
+}
+
+}  // namespace
+}  // namespace gpuvet::capture
