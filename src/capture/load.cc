@@ -281,15 +281,22 @@ Facts import_text(std::string_view text, const std::string& origin, const Import
       with_command.append(part.text);
       body = with_command;
     }
+    // Some formats are recognised by their first line; the prompt in front can hide it.
+    // Each importer sees the part with and without the prompt, and keeps what it likes best.
     const Importer* best = nullptr;
     int best_score = 0;
+    bool best_with_prompt = true;
     for (const auto& imp : importers()) {
-      int score = imp.sniff(body);
+      const int with_prompt = imp.sniff(body);
+      const int without = body.size() == part.text.size() ? 0 : imp.sniff(part.text);
+      const int score = std::max(with_prompt, without);
       if (score > best_score) {
         best_score = score;
         best = &imp;
+        best_with_prompt = with_prompt >= without;
       }
     }
+    if (!best_with_prompt) body = part.text;
     ImportedFile record{where, "unrecognised", {}};
     if (!best || best_score < options.min_confidence) {
       out.notes.push_back(

@@ -496,8 +496,8 @@ void read_gpu(const Tree& t, const Node& g, GpuFacts& gpu, Facts& out) {
   }
 
   if (const Node* m = child(t, g, {"ECC Mode", "Ecc Mode"})) {
-    set(gpu.ecc.enabled, enabled(v(m, {"Current"})));
-    set(gpu.ecc.pending_enabled, enabled(v(m, {"Pending"})));
+    set(gpu.ecc.enabled, enabled(v(m, {"Current", "Current ECC"})));
+    set(gpu.ecc.pending_enabled, enabled(v(m, {"Pending", "Pending ECC"})));
   }
   if (const Node* e = child(t, g, {"ECC Errors"})) {
     read_ecc_counts(t, child(t, *e, {"Volatile"}), gpu.ecc.volatile_counts);
