@@ -122,6 +122,16 @@ std::optional<std::int64_t> integer(std::string_view value) {
   return parse_int(num);
 }
 
+// PCIe generation or width as nvidia-smi prints it ("4", "16x") or as people retype
+// it ("Gen4", "x8").
+std::optional<std::int64_t> link_number(std::string_view value) {
+  value = trim(value);
+  if (starts_with(value, "Gen") || starts_with(value, "gen")) value.remove_prefix(3);
+  if (!value.empty() && (value.front() == 'x' || value.front() == 'X')) value.remove_prefix(1);
+  if (!value.empty() && (value.back() == 'x' || value.back() == 'X')) value.remove_suffix(1);
+  return integer(value);
+}
+
 std::optional<std::uint64_t> count(std::string_view value) {
   if (is_missing(value)) return std::nullopt;
   auto [num, unit] = split_unit(value);
@@ -455,21 +465,26 @@ void read_gpu(const Tree& t, const Node& g, GpuFacts& gpu, Facts& out) {
   if (const Node* mig = child(t, g, {"MIG Mode"}))
     set(gpu.mig_enabled, enabled(v(mig, {"Current"})));
 
+  // "PCIe Generation" / "Link Width" under PCI > GPU Link Info (whole -q), or straight
+  // under the GPU or PCI node in excerpts (`-q -d PCI | sed …`, as the article shows).
+  auto read_link = [&](const Node& link) {
+    if (const Node* gen = child(t, link, {"PCIe Generation"})) {
+      set(gpu.pcie.gen_max, as_int(link_number(v(gen, {"Max"}))));
+      set(gpu.pcie.gen_current, as_int(link_number(v(gen, {"Current"}))));
+      set(gpu.pcie.gen_device_max, as_int(link_number(v(gen, {"Device Max"}))));
+    }
+    if (const Node* w = child(t, link, {"Link Width"})) {
+      set(gpu.pcie.width_max, as_int(link_number(v(w, {"Max"}))));
+      set(gpu.pcie.width_current, as_int(link_number(v(w, {"Current"}))));
+    }
+  };
   if (const Node* pci = child(t, g, {"PCI"})) {
     if (auto id = text(v(pci, {"Bus Id"}))) set(gpu.pci_bus_id, normalize_pci_bus_id(*id));
     set(gpu.pcie.replay_counter, count(v(pci, {"Replays Since Reset"})));
-    if (const Node* link = child(t, *pci, {"GPU Link Info"})) {
-      if (const Node* gen = child(t, *link, {"PCIe Generation"})) {
-        set(gpu.pcie.gen_max, as_int(integer(v(gen, {"Max"}))));
-        set(gpu.pcie.gen_current, as_int(integer(v(gen, {"Current"}))));
-        set(gpu.pcie.gen_device_max, as_int(integer(v(gen, {"Device Max"}))));
-      }
-      if (const Node* w = child(t, *link, {"Link Width"})) {
-        set(gpu.pcie.width_max, as_int(integer(v(w, {"Max"}))));
-        set(gpu.pcie.width_current, as_int(integer(v(w, {"Current"}))));
-      }
-    }
+    if (const Node* link = child(t, *pci, {"GPU Link Info"})) read_link(*link);
+    read_link(*pci);
   }
+  read_link(g);
 
   if (const Node* r = child(t, g, {"Clocks Event Reasons", "Clocks Throttle Reasons"})) {
     ClockEventFlags flags;
@@ -591,6 +606,8 @@ void read_gpu(const Tree& t, const Node& g, GpuFacts& gpu, Facts& out) {
 
 // Keys that only nvidia-smi -q prints, for sniffing.
 constexpr std::string_view kQKeys[] = {"Driver Version",
+                                       "PCIe Generation",
+                                       "Link Width",
                                        "CUDA Version",
                                        "Attached GPUs",
                                        "Product Name",
