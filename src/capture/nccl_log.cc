@@ -368,6 +368,13 @@ void handle_info(std::string_view msg, const Prefix& pre, LogState& st, EventSin
     sink.add(std::move(ev));
     return;
   }
+  // "CUDA Dev 0 [0] PCIe/Gen4 x8": the link NCCL sees for a GPU (the article's task 12).
+  if (starts_with(msg, "CUDA Dev ") && contains(msg, "PCIe/")) {
+    ev.kind = "link";
+    ev.detail = clean(msg);
+    sink.add(std::move(ev));
+    return;
+  }
   if (contains(msg, "GT/s") && (contains(msg, "width") || contains(msg, " x"))) {
     ev.kind = "link";
     ev.detail = clean(msg);
