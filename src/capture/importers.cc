@@ -95,7 +95,9 @@ int sniff_driver_version(std::string_view text) {
 }
 
 Status import_driver_version(std::string_view text, Facts& out) {
-  auto line = split_lines(text.substr(0, 4096)).front();
+  const auto lines = split_lines(text.substr(0, 4096));
+  if (lines.empty()) return Status::invalid_input("empty");  // found by the fuzzer
+  const auto line = lines.front();
   for (auto word : split(line, ' ')) {
     word = trim(word);
     auto parts = split(word, '.');

@@ -1,5 +1,7 @@
 #include "capture/load.h"
 
+#include "capture/importer.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -166,6 +168,12 @@ TEST(ImportTextTest, DriverFilesFromProc) {
       "v");
   EXPECT_EQ(version.imported[0].format, "nvidia-driver-version");
   EXPECT_EQ(version.host.driver_version.value_or(""), "580.159.04");
+  // Every importer takes empty and one-byte inputs (the fuzzer found an empty-input crash).
+  for (const auto& imp : importers()) {
+    Facts f;
+    (void)imp.parse("", f);
+    (void)imp.parse("\n", f);
+  }
 }
 
 }  // namespace
