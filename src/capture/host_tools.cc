@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/text_scan.h"
 #include "core/util.h"
 
 namespace gpuvet::capture {
@@ -20,52 +21,21 @@ constexpr std::size_t kMaxLine = 64 << 10;
 constexpr std::size_t kMaxRows = 8192;
 constexpr int kMaxNumaId = 4096;
 
-std::size_t find(std::string_view hay, std::string_view needle, std::size_t from = 0) {
-  if (from > hay.size() || needle.empty()) return npos;
-  const void* p = memmem(hay.data() + from, hay.size() - from, needle.data(), needle.size());
-  return p ? static_cast<std::size_t>(static_cast<const char*>(p) - hay.data()) : npos;
-}
-bool contains(std::string_view hay, std::string_view needle) { return find(hay, needle) != npos; }
-
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+using text_scan::contains;
+using text_scan::find;
 
 std::string clean(std::string_view s, std::size_t max = 256) {
-  s = trim(s);
-  std::string out;
-  out.reserve(std::min(s.size(), max));
-  for (char c : s) {
-    if (out.size() >= max) break;
-    auto u = static_cast<unsigned char>(c);
-    out.push_back(c == '\t' ? ' ' : (u < 0x20 || u >= 0x7f) ? '?' : c);
-  }
-  return out;
+  return text_scan::printable(s, max);
 }
 
 template <typename Fn>
 void for_each_line(std::string_view text, Fn&& fn) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const void* nl = memchr(text.data() + i, '\n', text.size() - i);
-    std::size_t end =
-        nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - text.data()) : text.size();
-    std::string_view line = text.substr(i, std::min(end - i, kMaxLine));
-    while (!line.empty() && is_space(line.back())) line.remove_suffix(1);
-    if (!fn(line)) return;
-    i = end + 1;
-  }
+  text_scan::for_each_line(text, kMaxLine, std::forward<Fn>(fn));
 }
 
 std::vector<std::string_view> words(std::string_view s, std::size_t max_words = 8192) {
-  std::vector<std::string_view> out;
-  std::size_t i = 0;
-  while (i < s.size() && out.size() < max_words) {
-    while (i < s.size() && is_space(s[i])) ++i;
-    std::size_t b = i;
-    while (i < s.size() && !is_space(s[i])) ++i;
-    if (i > b) out.push_back(s.substr(b, i - b));
-  }
-  return out;
+  return text_scan::words(s, max_words);
 }
 
 // A figure as sysstat prints it, "96.11" or, in a comma locale, "96,11".
