@@ -159,6 +159,9 @@ TEST(ArticleTask, Task05ClocksPowerThermals) {
   // The article reads clocks.current.sm as the SM clock GPU0 really runs at.
   EXPECT_EQ(g0->clocks.sm_mhz, 1410);
   EXPECT_EQ(g1->clocks.sm_mhz, 1680);
+  // …and clocks.sm (1710) as the target both should hold.
+  EXPECT_EQ(g0->clocks.sm_max_mhz, 1710);
+  EXPECT_EQ(g1->clocks.sm_max_mhz, 1710);
 }
 
 TEST(ArticleTask, Task06EccAggregateSingleBit) {
@@ -236,8 +239,12 @@ TEST(ArticleTask, Task11TwoProcessesOnGpu0) {
   for (const auto& p : f.processes) pids.push_back(p.host_pid);
   std::sort(pids.begin(), pids.end());
   EXPECT_EQ(pids, (std::vector<int>{24819, 24820}));
-  // GPU1 is shown but runs nothing.
+  // GPU1 is shown but runs nothing: it is still a GPU of the node (index only).
   for (const auto& p : f.processes) EXPECT_NE(p.gpu, 1);
+  ASSERT_EQ(f.gpus.size(), 2u) << describe(f);
+  ASSERT_TRUE(gpu_by_index(f, 0) && gpu_by_index(f, 1));
+  EXPECT_FALSE(gpu_by_index(f, 1)->pci_bus_id.has_value());
+  EXPECT_FALSE(gpu_by_index(f, 1)->name.has_value());
 }
 
 TEST(ArticleTask, Task12NcclSeesX8Link) {
@@ -268,6 +275,14 @@ TEST(ArticleTask, Task14NumactlBinding) {
   Facts f = import_task(14);
   EXPECT_TRUE(any_note_contains(f, "physcpubind 0-15")) << describe(f);
   EXPECT_TRUE(any_note_contains(f, "membind 0")) << describe(f);
+  ASSERT_EQ(f.numa_bindings.size(), 1u) << describe(f);
+  const NumaBinding& b = f.numa_bindings[0];
+  EXPECT_FALSE(b.pid.has_value());
+  std::vector<int> cpus(16);
+  for (int i = 0; i < 16; ++i) cpus[i] = i;
+  EXPECT_EQ(b.cpus, cpus);
+  EXPECT_EQ(b.mems, std::vector<int>{0});
+  EXPECT_EQ(b.source, "numactl --show");
 }
 
 }  // namespace

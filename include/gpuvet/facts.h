@@ -79,6 +79,10 @@ struct HostFacts {
   std::optional<bool> virtual_machine;               // hypervisor flag in /proc/cpuinfo
   IommuState iommu;
   std::optional<HostPressure> pressure;
+  // When the facts were read: uptime and wall clock of the node at collection (live, or a
+  // capture that recorded them). Xid ages are measured from here.
+  std::optional<double> uptime_s;
+  std::optional<std::int64_t> collected_unix;
 };
 
 // ---------------------------------------------------------------- per GPU
@@ -304,6 +308,41 @@ struct Measurement {
   std::optional<std::string> note;       // "out-of-place", "in-place", "#wrong 3", …
 };
 
+// One point of a GPU time series (nvidia-smi dmon, --query-gpu -l, gpuvet's own sampling).
+struct GpuSample {
+  int gpu = 0;
+  double t_s = 0;  // seconds from the first sample of the series
+  std::optional<int> sm_mhz;
+  std::optional<int> gpu_c;
+  std::optional<double> power_w;
+  std::optional<int> util_pct;
+  std::optional<std::uint64_t> clock_event_mask;
+};
+
+// A CPU/memory binding seen without a GPU process to tie it to (numactl --show run in the
+// shell that launches the ranks), or with one (pid set).
+struct NumaBinding {
+  std::optional<int> pid;
+  std::vector<int> cpus;  // physcpubind
+  std::vector<int> mems;  // membind / preferred
+  std::string source;     // "numactl --show", …
+};
+
+// One configuration of a scaling test (gpuvet scale, or an imported equivalent): the same
+// workload on `gpus` GPUs. Times in milliseconds per step (training) or per request
+// (inference).
+struct ScaleRun {
+  std::string workload;  // "train" or "infer"
+  std::string preset;    // "cnn-small", "llm-7b-layer", … (runs compare within a preset)
+  int gpus = 1;
+  std::optional<double> throughput;  // items (samples, tokens, requests) per second, all GPUs
+  std::optional<double> p50_ms;
+  std::optional<double> p95_ms;
+  std::optional<double> p99_ms;
+  std::optional<double> max_ms;
+  std::optional<double> comm_share;  // 0..1 of the step spent in communication
+};
+
 // Where a fact came from when it was imported from a file.
 struct ImportedFile {
   std::string path;    // file (and "#part N" when a pasted session was split)
@@ -336,6 +375,9 @@ struct Facts {
   std::vector<NcclEvent> nccl_events;
   std::vector<Measurement> measurements;
   std::vector<ImportedFile> imported;
+  std::vector<GpuSample> samples;  // time series, ordered by (gpu, t_s)
+  std::vector<NumaBinding> numa_bindings;
+  std::vector<ScaleRun> scale_runs;
   // True when GPU facts are missing because the driver/NVML could not answer
   // at all (not installed, stub library, version mismatch, init timeout).
   bool gpu_facts_unavailable = false;

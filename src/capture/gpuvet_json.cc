@@ -26,6 +26,8 @@ constexpr std::int64_t kSchemaVersion = 1;
 constexpr std::size_t kSniffWindow = 4096;
 // A garbled report could otherwise produce one note per value.
 constexpr std::size_t kMaxTypeNotes = 100;
+// As many time-series samples as the importers keep (capture::SampleSeries::kMaxSamples).
+constexpr std::size_t kMaxSamples = 1000000;
 
 // Where the nesting first exceeds `max_depth`, outside strings; linear, no allocation.
 std::optional<std::size_t> too_deep_at(std::string_view text, int max_depth) {
@@ -358,6 +360,8 @@ void read_host(Reader& r, const json& h, const std::string& path, HostFacts& out
     read_pressure(r, *p, at(path, "pressure"), pressure);
     out.pressure = std::move(pressure);
   }
+  r.opt(h, "uptime_s", path, out.uptime_s);
+  r.opt(h, "collected_unix", path, out.collected_unix);
 }
 
 void read_ecc_counts(Reader& r, const json& ecc, std::string_view key, const std::string& path,
@@ -561,6 +565,46 @@ void read_imported_lists(Reader& r, const json& doc, Facts& out) {
     r.opt(m, "latency_us", here, ms.latency_us);
     r.opt(m, "note", here, ms.note);
     out.measurements.push_back(std::move(ms));
+  });
+  std::size_t skipped_samples = 0;
+  r.each_object(doc, "samples", "", [&](const json& x, const std::string& here) {
+    if (out.samples.size() >= kMaxSamples) {
+      ++skipped_samples;
+      return;
+    }
+    GpuSample s;
+    r.req(x, "gpu", here, s.gpu);
+    r.req(x, "t_s", here, s.t_s);
+    r.opt(x, "sm_mhz", here, s.sm_mhz);
+    r.opt(x, "gpu_c", here, s.gpu_c);
+    r.opt(x, "power_w", here, s.power_w);
+    r.opt(x, "util_pct", here, s.util_pct);
+    r.opt(x, "clock_event_mask", here, s.clock_event_mask);
+    out.samples.push_back(s);
+  });
+  if (skipped_samples > 0)
+    r.note("samples", "more than " + std::to_string(kMaxSamples) + " samples; " +
+                          std::to_string(skipped_samples) + " later ones not read");
+  r.each_object(doc, "numa_bindings", "", [&](const json& b, const std::string& here) {
+    NumaBinding binding;
+    r.opt(b, "pid", here, binding.pid);
+    r.cpu_list(b, "cpus", here, binding.cpus);
+    r.cpu_list(b, "mems", here, binding.mems);
+    r.req(b, "source", here, binding.source);
+    out.numa_bindings.push_back(std::move(binding));
+  });
+  r.each_object(doc, "scale_runs", "", [&](const json& x, const std::string& here) {
+    ScaleRun run;
+    r.req(x, "workload", here, run.workload);
+    r.req(x, "preset", here, run.preset);
+    r.req(x, "gpus", here, run.gpus);
+    r.opt(x, "throughput", here, run.throughput);
+    r.opt(x, "p50_ms", here, run.p50_ms);
+    r.opt(x, "p95_ms", here, run.p95_ms);
+    r.opt(x, "p99_ms", here, run.p99_ms);
+    r.opt(x, "max_ms", here, run.max_ms);
+    r.opt(x, "comm_share", here, run.comm_share);
+    out.scale_runs.push_back(std::move(run));
   });
   r.each_object(doc, "imported", "", [&](const json& f, const std::string& here) {
     ImportedFile file;

@@ -14,6 +14,12 @@
 //   "measurements": [{tool, test, src_gpu, dst_gpu, size_bytes, bandwidth_gbps, busbw_gbps,
 //                     latency_us, note}]
 //   "imported":     [{path, format, notes: [..]}]
+//   "samples":      [{gpu, t_s, sm_mhz, gpu_c, power_w, util_pct, clock_event_mask}]
+//                   (at most 1,000,000 read, a note for the rest)
+//   "numa_bindings": [{pid, cpus: "0-15", mems: "0", source}]   (null lists: not known)
+//   "scale_runs":   [{workload, preset, gpus, throughput, p50_ms, p95_ms, p99_ms, max_ms,
+//                     comm_share}]
+// and host.uptime_s / host.collected_unix.
 // as are gpus[].nvlinks[].speed_gbps and processes[].cpus_allowed_ids / mems_allowed_ids
 // (arrays of ints; when absent they are parsed from the cpus_allowed / mems_allowed lists).
 //

@@ -139,6 +139,8 @@ Facts full_facts() {
   nic.peak_util_pct = 5.0;
   p.nics = {nic};
   h.pressure = p;
+  h.uptime_s = 354123.45;
+  h.collected_unix = 1764669600;
 
   f.gpus = {full_gpu(0), full_gpu(1)};
 
@@ -231,6 +233,31 @@ Facts full_facts() {
   m.note = "out-of-place";
   f.measurements = {m};
   f.imported = {{"bundle/nvidia-smi-q.txt#part2", "nvidia-smi-q", {"refused -d PCI"}}};
+  GpuSample sample;
+  sample.gpu = 1;
+  sample.t_s = 1.502;
+  sample.sm_mhz = 1755;
+  sample.gpu_c = 70;
+  sample.power_w = 350.25;
+  sample.util_pct = 100;
+  sample.clock_event_mask = 0x4;
+  GpuSample later = sample;
+  later.t_s = 3.0;
+  later.clock_event_mask = 0x0;  // known, and zero
+  f.samples = {sample, later};
+  f.numa_bindings = {{4242, {16, 17, 18, 19, 31}, {1}, "numactl --show"},
+                     {7, {0, 1}, {0, 1}, "/proc/7/status"}};
+  ScaleRun run;
+  run.workload = "train";
+  run.preset = "cnn-small";
+  run.gpus = 4;
+  run.throughput = 5123.5;
+  run.p50_ms = 12.5;
+  run.p95_ms = 14.25;
+  run.p99_ms = 15.75;
+  run.max_ms = 30.0;
+  run.comm_share = 0.125;
+  f.scale_runs = {run};
   f.gpu_facts_unavailable = true;
   return f;
 }
@@ -273,6 +300,72 @@ TEST(GpuvetJson, RoundTripEveryFieldGivesTheSameReport) {
   EXPECT_EQ(back.processes[0].cpus_allowed_ids,
             (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 32}));
   EXPECT_EQ(back.processes[0].mems_allowed_ids, (std::vector<int>{0, 1}));
+  EXPECT_EQ(back.host.uptime_s, 354123.45);
+  EXPECT_EQ(back.host.collected_unix, 1764669600);
+  ASSERT_EQ(back.samples.size(), 2u);
+  EXPECT_EQ(back.samples[0].gpu, 1);
+  EXPECT_DOUBLE_EQ(back.samples[0].t_s, 1.502);
+  EXPECT_EQ(back.samples[0].clock_event_mask, 0x4u);
+  EXPECT_EQ(back.samples[1].clock_event_mask, 0u);
+  ASSERT_EQ(back.numa_bindings.size(), 2u);
+  EXPECT_EQ(back.numa_bindings[0].pid, 4242);
+  EXPECT_EQ(back.numa_bindings[0].cpus, (std::vector<int>{16, 17, 18, 19, 31}));
+  EXPECT_EQ(back.numa_bindings[0].mems, std::vector<int>{1});
+  EXPECT_EQ(back.numa_bindings[1].source, "/proc/7/status");
+  ASSERT_EQ(back.scale_runs.size(), 1u);
+  EXPECT_EQ(back.scale_runs[0].preset, "cnn-small");
+  EXPECT_EQ(back.scale_runs[0].gpus, 4);
+  EXPECT_EQ(back.scale_runs[0].comm_share, 0.125);
+}
+
+TEST(GpuvetJson, SeriesBindingsAndScaleRunsWithUnknowns) {
+  Facts f;
+  GpuSample s;
+  s.gpu = 2;
+  s.t_s = 0;
+  s.util_pct = 5;  // the rest unknown
+  f.samples = {s};
+  f.numa_bindings = {{std::nullopt, {0, 1, 2, 3}, {}, "numactl --show"}};
+  ScaleRun run;
+  run.workload = "infer";
+  run.preset = "llm-7b-layer";
+  run.gpus = 2;
+  run.p99_ms = 40.5;
+  f.scale_runs = {run};
+  const std::string text = facts_to_json(f);
+  ojson doc = ojson::parse(text);
+  EXPECT_TRUE(doc["host"]["uptime_s"].is_null());
+  EXPECT_TRUE(doc["host"]["collected_unix"].is_null());
+  EXPECT_TRUE(doc["samples"][0]["sm_mhz"].is_null());
+  EXPECT_TRUE(doc["samples"][0]["clock_event_mask"].is_null());
+  EXPECT_EQ(doc["samples"][0]["util_pct"], 5);
+  EXPECT_TRUE(doc["numa_bindings"][0]["pid"].is_null());
+  EXPECT_EQ(doc["numa_bindings"][0]["cpus"], "0-3");
+  EXPECT_TRUE(doc["numa_bindings"][0]["mems"].is_null());
+  EXPECT_TRUE(doc["scale_runs"][0]["throughput"].is_null());
+  EXPECT_EQ(doc["scale_runs"][0]["p99_ms"], 40.5);
+
+  const Facts back = import_ok(text);
+  EXPECT_TRUE(back.notes.empty()) << all_notes(back);
+  EXPECT_EQ(facts_to_json(back), text);
+  ASSERT_EQ(back.samples.size(), 1u);
+  EXPECT_FALSE(back.samples[0].power_w.has_value());
+  ASSERT_EQ(back.numa_bindings.size(), 1u);
+  EXPECT_FALSE(back.numa_bindings[0].pid.has_value());
+  EXPECT_TRUE(back.numa_bindings[0].mems.empty());
+  ASSERT_EQ(back.scale_runs.size(), 1u);
+  EXPECT_FALSE(back.scale_runs[0].p50_ms.has_value());
+
+  // Wrong types are notes naming the field; an id array is accepted for a list.
+  doc["samples"][0]["t_s"] = "soon";
+  doc["numa_bindings"][0]["mems"] = ojson::array({0, 1});
+  doc["scale_runs"][0]["gpus"] = 2.5;
+  doc["host"]["uptime_s"] = "long";
+  Facts bad = import_ok(doc.dump());
+  EXPECT_TRUE(has_note(bad, "samples[0].t_s: expected a number")) << all_notes(bad);
+  EXPECT_TRUE(has_note(bad, "scale_runs[0].gpus: expected a whole number")) << all_notes(bad);
+  EXPECT_TRUE(has_note(bad, "host.uptime_s: expected a number")) << all_notes(bad);
+  EXPECT_EQ(bad.numa_bindings[0].mems, (std::vector<int>{0, 1}));
 }
 
 TEST(GpuvetJson, RoundTripOneLineAndEmptyFacts) {

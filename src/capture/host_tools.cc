@@ -323,6 +323,9 @@ Status import_numactl_show(std::string_view text, Facts& out) {
     if (!note.empty()) note += "; ";
     note += std::string(key) + " " + std::string(value);
   };
+  std::string policy;
+  std::optional<std::vector<int>> physcpubind, membind, preferred;
+  std::optional<int> preferred_node;
   for_each_line(text, [&](std::string_view raw) {
     std::string_view line = trim(raw);
     std::size_t colon = line.find(':');
@@ -331,6 +334,10 @@ Status import_numactl_show(std::string_view text, Facts& out) {
     std::string_view value = trim(line.substr(colon + 1));
     if (key == "policy" || key == "preferred node") {
       append(key, clean(value, 64));
+      if (key == "policy") policy = clean(value, 64);
+      if (key == "preferred node")
+        if (auto w = words(value, 2); !w.empty())
+          if (auto v = small_int(w[0]); v && *v <= kMaxNumaId) preferred_node = *v;
     } else if (key == "physcpubind" || key == "cpubind" || key == "nodebind" || key == "membind" ||
                key == "preferred") {
       std::vector<int> ids;
@@ -339,6 +346,12 @@ Status import_numactl_show(std::string_view text, Facts& out) {
       std::string list = format_cpu_list(ids);
       if (key == "physcpubind") list += " (" + std::to_string(ids.size()) + " CPUs)";
       append(key, list);
+      if (key == "physcpubind")
+        physcpubind = std::move(ids);
+      else if (key == "membind")
+        membind = std::move(ids);
+      else if (key == "preferred")
+        preferred = std::move(ids);
     }
     return true;
   });
@@ -347,6 +360,27 @@ Status import_numactl_show(std::string_view text, Facts& out) {
     return Status::invalid_input("no numactl --show fields");
   }
   out.notes.push_back("numactl --show (binding of the shell that ran it): " + note);
+  if (physcpubind || membind || preferred || preferred_node) {
+    NumaBinding b;
+    b.source = "numactl --show";
+    if (physcpubind) b.cpus = std::move(*physcpubind);
+    // "preferred" / "preferred-many": memory comes from the preferred node(s) first.
+    if (starts_with(policy, "preferred") && (preferred || preferred_node)) {
+      if (preferred)
+        b.mems = std::move(*preferred);
+      else
+        b.mems = {*preferred_node};
+    } else if (membind) {
+      b.mems = std::move(*membind);
+    }
+    auto sort_unique = [](std::vector<int>& v) {
+      std::sort(v.begin(), v.end());
+      v.erase(std::unique(v.begin(), v.end()), v.end());
+    };
+    sort_unique(b.cpus);
+    sort_unique(b.mems);
+    out.numa_bindings.push_back(std::move(b));
+  }
   return Status::ok();
 }
 

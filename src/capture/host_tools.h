@@ -25,7 +25,9 @@ int sniff_numactl_hardware(std::string_view text);
 Status import_numactl_hardware(std::string_view text, Facts& out);
 
 // "numactl-show": `numactl --show` → a note with policy, physcpubind, nodebind, membind (the
-// binding of the shell that ran it, not the machine's layout: nothing else is filled).
+// binding of the shell that ran it, not the machine's layout), and one Facts::numa_bindings
+// entry {no pid, cpus = physcpubind, mems = membind (the preferred node(s) under a
+// "preferred" policy; empty when neither is printed), source "numactl --show"}.
 int sniff_numactl_show(std::string_view text);
 Status import_numactl_show(std::string_view text, Facts& out);
 

@@ -77,7 +77,7 @@ TEST(HostToolsNumactl, NoNumaIsRejectedWithANote) {
   EXPECT_NE(f.notes[0].find("No NUMA"), std::string::npos);
 }
 
-TEST(HostToolsNumactl, ShowBecomesANoteOnly) {
+TEST(HostToolsNumactl, ShowBecomesANoteAndABinding) {
   READ_LOCAL(text, "numactl-show.txt");
   EXPECT_EQ(sniff_numactl_show(text), 100);
   EXPECT_EQ(sniff_numactl_hardware(text), 0);
@@ -88,6 +88,44 @@ TEST(HostToolsNumactl, ShowBecomesANoteOnly) {
             "numactl --show (binding of the shell that ran it): policy default; preferred node "
             "current; physcpubind 0-15 (16 CPUs); cpubind 0; nodebind 0; membind 0-1");
   EXPECT_TRUE(f.host.numa_nodes.empty());
+  ASSERT_EQ(f.numa_bindings.size(), 1u);
+  const NumaBinding& b = f.numa_bindings[0];
+  EXPECT_FALSE(b.pid.has_value());
+  EXPECT_EQ(b.cpus.size(), 16u);
+  EXPECT_EQ(b.cpus.front(), 0);
+  EXPECT_EQ(b.cpus.back(), 15);
+  EXPECT_EQ(b.mems, (std::vector<int>{0, 1}));
+  EXPECT_EQ(b.source, "numactl --show");
+}
+
+TEST(HostToolsNumactl, ShowPreferredPolicyTakesThePreferredNode) {
+  Facts f;
+  ASSERT_TRUE(import_numactl_show("policy: preferred\n"
+                                  "preferred node: 1\n"
+                                  "physcpubind: 16 17 18 19 \n"
+                                  "cpubind: 1 \n"
+                                  "nodebind: 1 \n"
+                                  "membind: 0 1 \n",
+                                  f)
+                  .is_ok());
+  ASSERT_EQ(f.numa_bindings.size(), 1u);
+  EXPECT_EQ(f.numa_bindings[0].cpus, (std::vector<int>{16, 17, 18, 19}));
+  EXPECT_EQ(f.numa_bindings[0].mems, std::vector<int>{1});
+}
+
+TEST(HostToolsNumactl, ShowWithoutMembindLeavesMemsEmpty) {
+  Facts f;
+  ASSERT_TRUE(import_numactl_show("policy: default\npreferred node: current\nphyscpubind: 2 3\n", f)
+                  .is_ok());
+  ASSERT_EQ(f.numa_bindings.size(), 1u);
+  EXPECT_EQ(f.numa_bindings[0].cpus, (std::vector<int>{2, 3}));
+  EXPECT_TRUE(f.numa_bindings[0].mems.empty());
+}
+
+TEST(HostToolsNumactl, ShowWithNoFieldsHasNoBinding) {
+  Facts f;
+  EXPECT_FALSE(import_numactl_show("nothing here\n", f).is_ok());
+  EXPECT_TRUE(f.numa_bindings.empty());
 }
 
 // ------------------------------------------------------------------ lscpu

@@ -221,6 +221,8 @@ void merge_host(HostFacts& d, const HostFacts& s, const std::string& origin,
   take(d.iommu.active, s.iommu.active);
   take(d.iommu.passthrough, s.iommu.passthrough);
   take(d.iommu.cmdline_hint, s.iommu.cmdline_hint);
+  take(d.uptime_s, s.uptime_s);
+  take(d.collected_unix, s.collected_unix);
   if (s.pressure) {
     if (!d.pressure) {
       d.pressure = s.pressure;
@@ -381,6 +383,10 @@ void merge_facts(Facts& into, Facts&& from, const std::string& origin) {
   append(into.nic_paths, from.nic_paths);
   append(into.nccl_events, from.nccl_events);
   append(into.measurements, from.measurements);
+  // Each input's series keeps its own time origin: appended, not interleaved.
+  append(into.samples, from.samples);
+  append(into.numa_bindings, from.numa_bindings);
+  append(into.scale_runs, from.scale_runs);
   append(into.sources, from.sources);
   append(into.imported, from.imported);
   for (auto& n : from.notes) into.notes.push_back(origin + ": " + n);

@@ -102,6 +102,61 @@ TEST(MergeTest, IndexOnlyInputJoinsTheNamedGpu) {
   EXPECT_EQ(a.gpus[0].cpu_affinity.size(), 3u);
 }
 
+// pmon knows GPUs by index only: in a session with a fuller description of the same GPUs, in
+// either order, they merge instead of doubling.
+TEST(MergeTest, PmonIndexOnlyGpusJoinTheQueriedOnes) {
+  const std::string pmon =
+      "$ nvidia-smi pmon -c 1\n"
+      "# gpu        pid  type    sm   mem   enc   dec   command\n"
+      "# Idx          #   C/G     %     %     %     %   name\n"
+      "    0      24819    C     72    61     0     0   python\n"
+      "    1          -    -      -     -     -     -   -\n";
+  const std::string query =
+      "$ nvidia-smi --query-gpu=index,pci.bus_id,name --format=csv\n"
+      "index, pci.bus_id, name\n"
+      "0, 00000000:18:00.0, NVIDIA H100 80GB HBM3\n"
+      "1, 00000000:2A:00.0, NVIDIA H100 80GB HBM3\n";
+  for (const std::string& session : {pmon + query, query + pmon}) {
+    Facts f = import_text(session, "ticket.txt");
+    ASSERT_EQ(f.imported.size(), 2u);
+    for (const auto& i : f.imported) EXPECT_NE(i.format, "unrecognised") << i.path;
+    ASSERT_EQ(f.gpus.size(), 2u);
+    EXPECT_EQ(f.gpus[0].index, 0);
+    EXPECT_EQ(f.gpus[0].pci_bus_id, "0000:18:00.0");
+    EXPECT_EQ(f.gpus[1].index, 1);
+    EXPECT_EQ(f.gpus[1].pci_bus_id, "0000:2a:00.0");
+    EXPECT_EQ(f.gpus[1].name, "NVIDIA H100 80GB HBM3");
+    ASSERT_EQ(f.processes.size(), 1u);
+    EXPECT_EQ(f.processes[0].gpu, 0);
+    for (const auto& n : f.notes) EXPECT_EQ(n.find("conflict"), std::string::npos) << n;
+  }
+}
+
+TEST(MergeTest, SeriesBindingsScaleRunsAndClockAreKept) {
+  Facts a, b;
+  a.host.uptime_s = 100.5;
+  GpuSample s;
+  s.gpu = 0;
+  s.t_s = 1;
+  a.samples.push_back(s);
+  b.host.uptime_s = 200;
+  b.host.collected_unix = 1764669600;
+  b.samples.push_back(s);
+  b.numa_bindings.push_back({std::nullopt, {0, 1}, {0}, "numactl --show"});
+  ScaleRun run;
+  run.workload = "train";
+  run.gpus = 4;
+  b.scale_runs.push_back(run);
+  merge_facts(a, std::move(b), "second.txt");
+  EXPECT_EQ(a.host.uptime_s, 100.5);  // the first input's
+  EXPECT_EQ(a.host.collected_unix, 1764669600);
+  EXPECT_EQ(a.samples.size(), 2u);
+  ASSERT_EQ(a.numa_bindings.size(), 1u);
+  EXPECT_EQ(a.numa_bindings[0].cpus, (std::vector<int>{0, 1}));
+  ASSERT_EQ(a.scale_runs.size(), 1u);
+  EXPECT_EQ(a.scale_runs[0].gpus, 4);
+}
+
 TEST(ImportPathTest, DirectoryIsWalkedAndNamesDoNotMatter) {
   auto dir =
       std::filesystem::temp_directory_path() / ("gpuvet-import-" + std::to_string(::getpid()));

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "capture/nvsmi_monitor.h"
 #include "capture/nvsmi_text.h"
 #include "core/util.h"
 
@@ -129,6 +130,7 @@ bool looks_like_field_name(std::string_view h) {
 
 enum class Col {
   kUnknown,
+  kTimestamp,
   kIndex,
   kName,
   kUuid,
@@ -191,6 +193,7 @@ struct Column {
 
 Column classify(const std::string& k) {
   static const std::pair<std::string_view, Col> kTable[] = {
+      {"timestamp", Col::kTimestamp},
       {"index", Col::kIndex},
       {"name", Col::kName},
       {"gpu_name", Col::kName},
@@ -271,7 +274,8 @@ Column classify(const std::string& k) {
 
 // Columns that only --query-gpu output has (a bare "name" or "index" column proves nothing).
 bool is_distinctive(Col c) {
-  return c != Col::kUnknown && c != Col::kName && c != Col::kIndex && c != Col::kSerial;
+  return c != Col::kUnknown && c != Col::kName && c != Col::kIndex && c != Col::kSerial &&
+         c != Col::kTimestamp;
 }
 
 bool is_header(const std::vector<std::string>& rec, std::size_t* known = nullptr,
@@ -315,6 +319,7 @@ void apply(const Column& c, std::string_view v, GpuFacts& g, Facts& out, ClockEv
            std::optional<double>& draw_avg, std::optional<double>& draw_inst) {
   switch (c.col) {
     case Col::kUnknown:
+    case Col::kTimestamp:
     case Col::kIndex:
       break;
     case Col::kName:
@@ -485,6 +490,24 @@ void apply(const Column& c, std::string_view v, GpuFacts& g, Facts& out, ClockEv
   }
 }
 
+// The "timestamp" cell, "2024/01/13 09:41:02.123" → seconds since the epoch (local time of the
+// node, taken as UTC: only differences are used).
+std::optional<double> timestamp_seconds(std::string_view v) {
+  v = trim(v);
+  auto space = v.find(' ');
+  if (space == std::string_view::npos || space != 10) return std::nullopt;
+  std::string_view date = v.substr(0, 10);
+  if ((date[4] != '/' && date[4] != '-') || date[7] != date[4]) return std::nullopt;
+  auto y = parse_int(date.substr(0, 4));
+  auto m = parse_int(date.substr(5, 2));
+  auto d = parse_int(date.substr(8, 2));
+  if (!y || !m || !d || *m < 1 || *m > 12 || *d < 1 || *d > 31) return std::nullopt;
+  auto day = SampleSeries::days_from_civil(*y, static_cast<int>(*m), static_cast<int>(*d));
+  auto clock = SampleSeries::clock_seconds(v.substr(space + 1));
+  if (!day || !clock) return std::nullopt;
+  return static_cast<double>(*day) * 86400.0 + *clock;
+}
+
 }  // namespace
 
 int sniff_nvsmi_query_csv(std::string_view text) {
@@ -531,12 +554,40 @@ Status import_nvsmi_query_csv(std::string_view text, Facts& out) {
   std::vector<Column> cols;
   cols.reserve(recs[0].size());
   for (const auto& h : recs[0]) cols.push_back(classify(column_key(h)));
-  std::optional<std::size_t> index_col;
-  for (std::size_t i = 0; i < cols.size(); ++i)
+  // clocks.sm and clocks.current.sm are the same counter, so a query naming both should
+  // print one value twice. When they differ (the seed article's task 5 shows 1710 vs 1410
+  // and reads the first as the target the GPU does not hold), clocks.sm is taken as the
+  // reference clock, unless a real clocks.max.sm column is there.
+  std::optional<std::size_t> sm_col, sm_current_col;
+  bool sm_max_col = false;
+  for (std::size_t i = 0; i < recs[0].size(); ++i) {
+    const std::string key = column_key(recs[0][i]);
+    if (key == "clocks.sm") sm_col = i;
+    if (key == "clocks.current.sm") sm_current_col = i;
+    if (cols[i].col == Col::kSmMax) sm_max_col = true;
+  }
+  const bool sm_as_reference = sm_col && sm_current_col && !sm_max_col;
+  if (sm_as_reference) cols[*sm_col].col = Col::kUnknown;
+  bool sm_reference_used = false;
+  std::optional<std::size_t> index_col, uuid_col, bus_col, time_col;
+  bool mask_col = false;
+  for (std::size_t i = 0; i < cols.size(); ++i) {
     if (cols[i].col == Col::kIndex) index_col = i;
+    if (cols[i].col == Col::kUuid && !uuid_col) uuid_col = i;
+    if (cols[i].col == Col::kBusId && !bus_col) bus_col = i;
+    if (cols[i].col == Col::kTimestamp && !time_col) time_col = i;
+    if (cols[i].col == Col::kReasonMask) mask_col = true;
+  }
+  // Without an index column a looped capture is told apart by the UUID or bus id.
+  std::optional<std::size_t> key_col;
+  if (!index_col) key_col = uuid_col ? uuid_col : bus_col;
 
+  SampleSeries series(out, "nvidia-smi --query-gpu CSV");
+  series.reserve(recs.size() - 1);
+  const std::size_t first_gpu = out.gpus.size();
   std::size_t bad_rows = 0, repeats = 0;
-  std::map<int, std::size_t> position;  // GPU index → out.gpus slot
+  std::map<int, std::size_t> position;      // GPU index → out.gpus slot
+  std::map<std::string, int> index_of_key;  // UUID / bus id → GPU index, without index column
   for (std::size_t r = 1; r < recs.size(); ++r) {
     const auto& rec = recs[r];
     if (rec == recs[0]) continue;  // header repeated (a looped capture)
@@ -545,16 +596,36 @@ Status import_nvsmi_query_csv(std::string_view text, Facts& out) {
       continue;
     }
     GpuFacts g;
-    g.index = static_cast<int>(out.gpus.size());
-    if (index_col)
+    g.index = static_cast<int>(out.gpus.size() - first_gpu);
+    if (index_col) {
       if (auto i = as_int(integer(rec[*index_col])); i && *i >= 0) g.index = *i;
+    } else if (key_col) {
+      if (auto key = nvsmi::text(rec[*key_col]))
+        g.index = index_of_key.try_emplace(std::move(*key), g.index).first->second;
+    }
     ClockEventFlags flags;
     std::optional<double> draw_avg, draw_inst;
     for (std::size_t i = 0; i < cols.size(); ++i)
       apply(cols[i], rec[i], g, out, flags, draw_avg, draw_inst);
     if (!g.clock_events.active_mask) apply_clock_event_flags(flags, g.clock_events);
+    if (sm_as_reference) {
+      const auto reference = as_int(integer(rec[*sm_col]));
+      if (reference && g.clocks.sm_mhz && *reference > *g.clocks.sm_mhz) {
+        g.clocks.sm_max_mhz = reference;
+        sm_reference_used = true;
+      } else if (!g.clocks.sm_mhz) {
+        g.clocks.sm_mhz = reference;
+      }
+    }
     if (!g.power.draw_w) g.power.draw_w = draw_avg ? draw_avg : draw_inst;
     if (!g.power.limit_w) g.power.limit_w = g.power.enforced_limit_w;
+    GpuSample sample;
+    sample.gpu = g.index;
+    sample.sm_mhz = g.clocks.sm_mhz;
+    sample.gpu_c = g.thermal.gpu_c;
+    sample.power_w = g.power.draw_w;
+    sample.util_pct = g.utilization.gpu_pct;
+    if (mask_col) sample.clock_event_mask = g.clock_events.active_mask;
     // A looped capture (-l) repeats each GPU: keep its latest sample.
     bool replaced = false;
     if (auto it = position.find(g.index); it != position.end()) {
@@ -562,7 +633,7 @@ Status import_nvsmi_query_csv(std::string_view text, Facts& out) {
       replaced = true;
       ++repeats;
     }
-    if (!replaced && out.gpus.size() == kMaxGpus) {
+    if (!replaced && out.gpus.size() - first_gpu == kMaxGpus) {
       out.notes.push_back(
           fmt::format("nvidia-smi --query-gpu CSV: more than {} GPUs; the rest ignored", kMaxGpus));
       break;
@@ -571,7 +642,13 @@ Status import_nvsmi_query_csv(std::string_view text, Facts& out) {
       position[g.index] = out.gpus.size();
       out.gpus.push_back(std::move(g));
     }
+    series.add(sample, time_col ? timestamp_seconds(rec[*time_col]) : std::nullopt);
   }
+  series.finish(time_col ? "timestamp" : "", std::nullopt);
+  if (sm_reference_used)
+    out.notes.push_back(
+        "nvidia-smi --query-gpu CSV: clocks.sm differs from clocks.current.sm; clocks.sm read as "
+        "the reference (maximum) SM clock");
   if (bad_rows)
     out.notes.push_back(
         fmt::format("nvidia-smi --query-gpu CSV: {} row(s) with a field count other than the "

@@ -6,6 +6,13 @@
 // units in header and cells. Output without a header cannot be mapped (its columns are
 // whatever the user asked for): it is recognised weakly and only noted.
 //
+// A looped capture (`-l N`, or a "timestamp" column with repeated GPUs; told apart by index,
+// else UUID, else bus id) keeps each GPU's latest row in Facts::gpus and, when a GPU has
+// several rows, one GpuSample per row in Facts::samples (sm_mhz, gpu_c, power_w, util_pct,
+// clock_event_mask from a clocks_event_reasons.active / clocks_throttle_reasons.active column).
+// t_s comes from the "timestamp" column ("2024/01/13 09:41:02.123") when every row has one,
+// else from the row order in seconds; a note says which.
+//
 // Stateless free functions following capture/importer.h: pure, thread-safe, linear time,
 // never throwing, safe on garbage, truncated, binary or huge input.
 #pragma once

@@ -236,6 +236,85 @@ TEST(NvsmiCsv, QuotedNameWithCommaAndRepeatedSamples) {
   EXPECT_TRUE(has_note(f, "kept the latest"));
 }
 
+TEST(NvsmiCsvSeries, TimestampColumnGivesTheTimes) {
+  const char* text =
+      "timestamp, index, clocks.sm [MHz], temperature.gpu, power.draw [W], utilization.gpu [%], "
+      "clocks_event_reasons.active\n"
+      "2024/01/13 09:41:02.123, 0, 1980 MHz, 60, 300.50 W, 90 %, 0x0000000000000000\n"
+      "2024/01/13 09:41:02.125, 1, 1410 MHz, 45, 120.00 W, 10 %, 0x0000000000000001\n"
+      "2024/01/13 09:41:03.623, 0, 1755 MHz, 70, 350.00 W, 100 %, 0x0000000000000004\n"
+      "2024/01/13 09:41:03.625, 1, 1410 MHz, 46, [N/A], 12 %, 0x0000000000000001\n";
+  EXPECT_EQ(sniff_nvsmi_query_csv(text), 95);
+  Facts f = import_ok(text);
+  ASSERT_EQ(f.gpus.size(), 2u);
+  EXPECT_EQ(f.gpus[0].clocks.sm_mhz, 1755);  // the last sample
+  EXPECT_EQ(f.gpus[0].clock_events.active_mask, 0x4u);
+  ASSERT_EQ(f.samples.size(), 4u);
+  // Ordered by (gpu, t_s), from the first timestamp.
+  const auto& s = f.samples;
+  EXPECT_EQ(s[0].gpu, 0);
+  EXPECT_EQ(s[1].gpu, 0);
+  EXPECT_EQ(s[2].gpu, 1);
+  EXPECT_EQ(s[3].gpu, 1);
+  EXPECT_NEAR(s[0].t_s, 0.0, 1e-6);
+  EXPECT_NEAR(s[1].t_s, 1.5, 1e-6);
+  EXPECT_NEAR(s[2].t_s, 0.002, 1e-6);
+  EXPECT_NEAR(s[3].t_s, 1.502, 1e-6);
+  EXPECT_EQ(s[1].sm_mhz, 1755);
+  EXPECT_EQ(s[1].gpu_c, 70);
+  EXPECT_DOUBLE_EQ(*s[1].power_w, 350.0);
+  EXPECT_EQ(s[1].util_pct, 100);
+  EXPECT_EQ(s[1].clock_event_mask, 0x4u);
+  EXPECT_EQ(s[0].clock_event_mask, 0u);  // known, and zero
+  EXPECT_FALSE(s[3].power_w.has_value());
+  EXPECT_TRUE(has_note(f, "time series of 4 samples of 2 GPU(s), t_s from the timestamp"));
+}
+
+TEST(NvsmiCsvSeries, RepeatedIndexesWithoutTimestampUseTheRowOrder) {
+  const char* text =
+      "index, power.draw [W]\n"
+      "0, 100.00 W\n"
+      "1, 50.00 W\n"
+      "0, 110.00 W\n"
+      "1, 55.00 W\n"
+      "0, 120.00 W\n";
+  Facts f = import_ok(text);
+  ASSERT_EQ(f.gpus.size(), 2u);
+  EXPECT_DOUBLE_EQ(*f.gpus[0].power.draw_w, 120.0);
+  ASSERT_EQ(f.samples.size(), 5u);
+  EXPECT_EQ(f.samples[2].gpu, 0);
+  EXPECT_DOUBLE_EQ(f.samples[2].t_s, 2.0);
+  EXPECT_DOUBLE_EQ(*f.samples[2].power_w, 120.0);
+  EXPECT_EQ(f.samples[4].gpu, 1);
+  EXPECT_DOUBLE_EQ(f.samples[4].t_s, 1.0);
+  EXPECT_FALSE(f.samples[4].clock_event_mask.has_value());  // no mask column
+  EXPECT_FALSE(f.samples[4].sm_mhz.has_value());
+  EXPECT_TRUE(has_note(f, "no timestamps: t_s is the sample order"));
+}
+
+TEST(NvsmiCsvSeries, WithoutIndexTheUuidTellsGpusApart) {
+  const char* text =
+      "timestamp, uuid, temperature.gpu\n"
+      "2024/01/13 09:41:02.000, GPU-a, 40\n"
+      "2024/01/13 09:41:02.000, GPU-b, 50\n"
+      "2024/01/13 09:41:04.000, GPU-a, 41\n";
+  Facts f = import_ok(text);
+  ASSERT_EQ(f.gpus.size(), 2u);
+  EXPECT_EQ(f.gpus[0].uuid, "GPU-a");
+  EXPECT_EQ(f.gpus[0].thermal.gpu_c, 41);
+  EXPECT_EQ(f.gpus[1].index, 1);
+  ASSERT_EQ(f.samples.size(), 3u);
+  EXPECT_DOUBLE_EQ(f.samples[1].t_s, 2.0);
+  EXPECT_EQ(f.samples[1].gpu_c, 41);
+}
+
+TEST(NvsmiCsvSeries, OneRowPerGpuIsNoSeries) {
+  std::string text = read_file(kData + "nvgpuexp-h100-80gb-hbm3-load-query-gpu-allfields.csv");
+  Facts f = import_ok(text);
+  EXPECT_TRUE(f.samples.empty());
+  EXPECT_FALSE(has_note(f, "time series"));
+}
+
 TEST(NvsmiCsv, NoHeaderIsWeakAndNoted) {
   const char* text =
       "NVIDIA A100-PCIE-40GB, 00000000:12:00.0, 39, 0 %, 40960 MiB\n"

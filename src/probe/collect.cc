@@ -122,6 +122,9 @@ Collection collect_facts(const CollectOptions& options, const Env& env) {
   {
     const auto start = SteadyClock::now();
     probe::read_host_identity(env.fs, facts.host, facts.notes);
+    // When the facts were read: Xid ages are measured from here.
+    facts.host.uptime_s = probe::read_uptime(env.fs, facts.notes);
+    facts.host.collected_unix = env.clock.unix_now();
     probe::read_nvidia_driver_info(env.fs, facts.host, facts.notes);
     facts.host.iommu = probe::read_iommu_state(env.fs);
     facts.sources.push_back({"procfs", true, "root " + options.root, ms_since(start)});

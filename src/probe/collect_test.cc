@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "fakes/file_systems.h"
 #include "gpuvet/report.h"
 
 namespace gpuvet {
@@ -31,7 +32,8 @@ struct Fixture {
 };
 
 Collection collect(const std::string& sysroot, const std::string& scenario_name,
-                   std::chrono::milliseconds gpu_timeout = std::chrono::milliseconds(3000)) {
+                   std::chrono::milliseconds gpu_timeout = std::chrono::milliseconds(3000),
+                   const Clock* clock = nullptr) {
   const std::string root = std::string(GPUVET_TEST_DATA) + "/fixtures/" + sysroot;
   ::setenv("GPUVET_FAKE_NVML_SCENARIO",
            (std::string(GPUVET_TEST_DATA) + "/scenarios/" + scenario_name).c_str(), 1);
@@ -43,7 +45,7 @@ Collection collect(const std::string& sysroot, const std::string& scenario_name,
   o.nvml_library_given_by_user = true;
   o.gpu_timeout = gpu_timeout;
   o.pressure_window = std::chrono::milliseconds(5);
-  return collect_facts(o, Env{*f.fs, f.runner, *f.clock});
+  return collect_facts(o, Env{*f.fs, f.runner, clock ? *clock : *f.clock});
 }
 
 bool any_note(const Facts& f, const std::string& needle) {
@@ -52,8 +54,13 @@ bool any_note(const Facts& f, const std::string& needle) {
 }
 
 TEST(CollectTest, TwoNumaFourGpus) {
-  auto c = collect("sysroot-2numa-4gpu", "sysroot-2numa-4gpu.json");
+  testing::FakeClock clock;
+  auto c = collect("sysroot-2numa-4gpu", "sysroot-2numa-4gpu.json", std::chrono::milliseconds(3000),
+                   &clock);
   const Facts& f = c.facts;
+  // When: /proc/uptime of the tree, the wall clock of the Env.
+  EXPECT_EQ(f.host.uptime_s, 354123.45);
+  EXPECT_EQ(f.host.collected_unix, 1764669600);
   EXPECT_EQ(c.nvml_failure, "none");
   ASSERT_EQ(f.host.numa_nodes.size(), 2u);
   EXPECT_EQ(f.host.numa_nodes[1].cpus.front(), 16);
@@ -96,6 +103,9 @@ TEST(CollectTest, TwoNumaFourGpus) {
   EXPECT_EQ(j["gpus"][2]["numa_node"], 1);
   EXPECT_EQ(j["pairs"][1]["path"], "SYS");
   EXPECT_TRUE(j["gpus"][0]["ecc"]["retired_pages_sbe"].is_null());
+  EXPECT_DOUBLE_EQ(j["host"]["uptime_s"].get<double>(), 354123.45);
+  EXPECT_EQ(j["host"]["collected_unix"], 1764669600);
+  EXPECT_TRUE(j["samples"].is_array());
 }
 
 TEST(CollectTest, VmWithOneH200) {
@@ -103,6 +113,9 @@ TEST(CollectTest, VmWithOneH200) {
   const Facts& f = c.facts;
   EXPECT_EQ(f.host.virtual_machine, true);
   EXPECT_EQ(f.host.nvlink_disabled_by_driver, true);
+  EXPECT_EQ(f.host.uptime_s, 8123.77);
+  ASSERT_TRUE(f.host.collected_unix);
+  EXPECT_GT(*f.host.collected_unix, 1700000000);  // the system clock
   ASSERT_EQ(f.gpus.size(), 1u);
   EXPECT_EQ(f.gpus[0].acs_redirects_p2p, false);  // directly under the root complex
   EXPECT_EQ(f.gpus[0].numa_node, 0);              // sysfs says -1; its local CPUs are all on node 0

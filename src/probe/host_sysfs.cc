@@ -369,6 +369,24 @@ void read_host_identity(const FileSystem& fs, HostFacts& host, std::vector<std::
   }
 }
 
+std::optional<double> read_uptime(const FileSystem& fs, std::vector<std::string>& notes) {
+  const std::string path = "/proc/uptime";
+  auto r = fs.read_file(path, 4096);
+  if (!r.is_ok()) {
+    notes.push_back(unreadable_note("host", path, r.status()));
+    return std::nullopt;
+  }
+  // "354123.45 5612345.12": seconds since boot, then idle seconds summed over the CPUs.
+  std::string_view text = trim(r.value());
+  auto v = parse_double(text.substr(0, text.find_first_of(" \t\n")));
+  // Below a century of uptime, or it is not an uptime.
+  if (!v || !std::isfinite(*v) || *v < 0 || *v > 3.2e9) {
+    notes.push_back("host: " + path + " holds no uptime; Xid ages cannot be told");
+    return std::nullopt;
+  }
+  return *v;
+}
+
 Result<std::vector<NumaNode>> read_numa_nodes(const FileSystem& fs) {
   const std::string base = "/sys/devices/system/node";
   auto names = fs.list_dir(base);

@@ -32,6 +32,10 @@ namespace gpuvet::probe {
 // virtual_machine ("hypervisor" cpu flag). memory_bytes from /proc/meminfo.
 void read_host_identity(const FileSystem& fs, HostFacts& host, std::vector<std::string>& notes);
 
+// Seconds since boot, the first figure of /proc/uptime; empty (with a note) when the file is
+// unreadable or holds no such number.
+std::optional<double> read_uptime(const FileSystem& fs, std::vector<std::string>& notes);
+
 // /sys/devices/system/node/node<N>/{cpulist,meminfo,distance}, nodes sorted by
 // id; CPU-less nodes (empty cpulist) are kept. A node file that is junk leaves
 // that field empty. Fails when the node directory cannot be listed; the

@@ -118,6 +118,38 @@ TEST(HostSysfsTest, IdentityFromGarbageIsEmpty) {
   EXPECT_TRUE(has_note(notes, "/proc/cpuinfo has no processor entries"));
 }
 
+// ---------------------------------------------------------------- uptime
+
+TEST(HostSysfsTest, UptimeFromProc) {
+  std::vector<std::string> notes;
+  EXPECT_EQ(read_uptime(*make_rooted_file_system(sysroot("sysroot-2numa-4gpu")), notes), 354123.45);
+  EXPECT_EQ(read_uptime(*make_rooted_file_system(sysroot("sysroot-1gpu-vm")), notes), 8123.77);
+  EXPECT_TRUE(notes.empty());
+  MemoryFileSystem one(std::map<std::string, std::string>{
+      {"/proc/uptime", "12.5\n"}});  // no idle figure: still the uptime
+  EXPECT_EQ(read_uptime(one, notes), 12.5);
+  EXPECT_TRUE(notes.empty());
+}
+
+TEST(HostSysfsTest, UptimeUnreadableOrJunkIsEmptyWithANote) {
+  std::vector<std::string> notes;
+  EXPECT_FALSE(read_uptime(*make_rooted_file_system(sysroot("sysroot-garbage")), notes));
+  EXPECT_TRUE(has_note(notes, "/proc/uptime holds no uptime"));
+  notes.clear();
+  MemoryFileSystem empty(std::map<std::string, std::string>{});
+  EXPECT_FALSE(read_uptime(empty, notes));
+  EXPECT_TRUE(has_note(notes, "host: /proc/uptime unreadable (not found)"));
+  notes.clear();
+  auto inner = make_rooted_file_system(sysroot("sysroot-2numa-4gpu"));
+  DenyingFileSystem denied(*inner, {"/proc/uptime"});
+  EXPECT_FALSE(read_uptime(denied, notes));
+  EXPECT_TRUE(has_note(notes, "/proc/uptime unreadable (permission denied)"));
+  for (const char* junk : {"", "-5 1\n", "nan 0\n", "1e300 0\n"}) {
+    MemoryFileSystem fs(std::map<std::string, std::string>{{"/proc/uptime", junk}});
+    EXPECT_FALSE(read_uptime(fs, notes)) << junk;
+  }
+}
+
 // ---------------------------------------------------------------- NUMA
 
 TEST(HostSysfsTest, NumaNodesOfDualSocketHost) {

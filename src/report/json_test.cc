@@ -55,6 +55,51 @@ TEST(JsonTest, UnknownIsNullNeverZero) {
   EXPECT_EQ(j["notes"][0], "a note");
 }
 
+TEST(JsonTest, ClockSeriesBindingsAndScaleRuns) {
+  Facts f = two_gpus();
+  auto empty = nlohmann::json::parse(facts_to_json(f));
+  EXPECT_TRUE(empty["host"]["uptime_s"].is_null());
+  EXPECT_TRUE(empty["host"]["collected_unix"].is_null());
+  EXPECT_TRUE(empty["samples"].is_array() && empty["samples"].empty());
+  EXPECT_TRUE(empty["numa_bindings"].is_array() && empty["numa_bindings"].empty());
+  EXPECT_TRUE(empty["scale_runs"].is_array() && empty["scale_runs"].empty());
+
+  f.host.uptime_s = 8123.77;
+  f.host.collected_unix = 1764669600;
+  GpuSample s;
+  s.gpu = 1;
+  s.t_s = 2.5;
+  s.sm_mhz = 1980;
+  s.power_w = 300.5;
+  s.clock_event_mask = 0;
+  f.samples = {s};
+  f.numa_bindings = {{std::nullopt, {0, 1, 2, 3, 8}, {0}, "numactl --show"}};
+  ScaleRun run;
+  run.workload = "train";
+  run.preset = "cnn-small";
+  run.gpus = 2;
+  run.throughput = 1000.0;
+  f.scale_runs = {run};
+  auto j = nlohmann::json::parse(facts_to_json(f));
+  EXPECT_DOUBLE_EQ(j["host"]["uptime_s"].get<double>(), 8123.77);
+  EXPECT_EQ(j["host"]["collected_unix"], 1764669600);
+  EXPECT_EQ(j["samples"][0]["gpu"], 1);
+  EXPECT_EQ(j["samples"][0]["t_s"], 2.5);
+  EXPECT_EQ(j["samples"][0]["sm_mhz"], 1980);
+  EXPECT_TRUE(j["samples"][0]["gpu_c"].is_null());
+  EXPECT_EQ(j["samples"][0]["power_w"], 300.5);
+  EXPECT_TRUE(j["samples"][0]["util_pct"].is_null());
+  EXPECT_EQ(j["samples"][0]["clock_event_mask"], 0);  // known, and zero
+  EXPECT_TRUE(j["numa_bindings"][0]["pid"].is_null());
+  EXPECT_EQ(j["numa_bindings"][0]["cpus"], "0-3,8");
+  EXPECT_EQ(j["numa_bindings"][0]["mems"], "0");
+  EXPECT_EQ(j["numa_bindings"][0]["source"], "numactl --show");
+  EXPECT_EQ(j["scale_runs"][0]["workload"], "train");
+  EXPECT_EQ(j["scale_runs"][0]["gpus"], 2);
+  EXPECT_EQ(j["scale_runs"][0]["throughput"], 1000.0);
+  EXPECT_TRUE(j["scale_runs"][0]["p99_ms"].is_null());
+}
+
 TEST(JsonTest, InvalidUtf8FromADeviceDoesNotAbort) {
   Facts f = two_gpus();
   f.gpus[0].name = std::string("bad\xff\xfe name");
