@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "gpuvet/diagnose.h"
 #include "gpuvet/facts.h"
 
 namespace gpuvet {
@@ -26,5 +27,15 @@ struct TextOptions {
 // nvidia-smi-like GPU table, the pair matrix with P2P marks, NUMA affinity,
 // processes, Xids and notes.
 std::string render_facts_text(const Facts& facts, const TextOptions& options = {});
+
+// The diagnosis as one gpuvet.report/1 document: the facts plus findings (with the
+// catalog's title, meaning and decision), bottleneck, symptoms, verdict and notes.
+std::string diagnosis_to_json(const Facts& facts, const Diagnosis& diagnosis,
+                              const JsonOptions& options = {});
+
+// The terminal report: verdict and bottleneck, then warning/critical findings worst first
+// with evidence, meaning and decision, info findings one line each, symptom patterns, notes.
+std::string render_diagnosis_text(const Facts& facts, const Diagnosis& diagnosis,
+                                  const TextOptions& options = {});
 
 }  // namespace gpuvet

@@ -12,29 +12,57 @@
 #include "capture/bundle.h"
 #include "capture/importer.h"
 #include "capture/load.h"
+#include "cli/live.h"
 #include "gpuvet/collect.h"
 #include "gpuvet/report.h"
 
 namespace gpuvet::cli {
+
+void add_live_options(CLI::App& app, LiveArgs& args) {
+  app.add_flag("--json", args.json, "Print JSON (schema gpuvet.report/1, docs/json-schema.md)");
+  app.add_flag("-v,--verbose", args.verbose, "Show every Xid event, unreadable field and note");
+  app.add_flag("--no-color", args.no_color, "No ANSI colours even on a terminal");
+  app.add_option("--nvml", args.nvml,
+                 "NVML library to load (default libnvidia-ml.so.1, or $GPUVET_NVML_LIBRARY)");
+  app.add_option("--root", args.root, "Read /proc and /sys under this directory (a saved tree)")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--gpu-timeout", args.gpu_timeout_s,
+                 "Seconds a GPU may take to answer before it is reported hung")
+      ->check(CLI::Range(0.05, 600.0));
+  app.add_option("--init-timeout", args.init_timeout_s, "Seconds NVML initialisation may take")
+      ->check(CLI::Range(0.05, 600.0));
+  app.add_option("--sample-window", args.sample_window_s,
+                 "Seconds of host CPU/disk/NIC sampling (0 to skip); runs while GPUs are probed")
+      ->check(CLI::Range(0.0, 60.0))
+      ->capture_default_str();
+  app.add_flag("--no-kernel-log", args.no_kernel_log, "Do not read the kernel log for Xid events");
+  app.add_option(
+      "--from", args.from,
+      "Read saved outputs (a file or a directory: nvidia-smi, topo, dmesg, numactl, NCCL logs, "
+      "gpuvet capture bundles, …) instead of this machine");
+}
+
+CollectOptions collect_options(const LiveArgs& args) {
+  CollectOptions o;
+  o.root = args.root;
+  o.nvml_library = args.nvml;
+  o.nvml_library_given_by_user = !args.nvml.empty();
+  o.gpu_timeout = std::chrono::milliseconds(std::llround(args.gpu_timeout_s * 1000.0));
+  o.init_timeout = std::chrono::milliseconds(std::llround(args.init_timeout_s * 1000.0));
+  o.pressure_window = std::chrono::milliseconds(std::llround(args.sample_window_s * 1000.0));
+  o.kernel_log = !args.no_kernel_log;
+  return o;
+}
+
+bool use_color(const LiveArgs& args) {
+  return !args.no_color && ::isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+}
 
 namespace {
 
 std::chrono::milliseconds seconds_to_ms(double s) {
   return std::chrono::milliseconds(static_cast<long long>(std::llround(s * 1000.0)));
 }
-
-struct FactsArgs {
-  bool json = false;
-  bool verbose = false;
-  bool no_color = false;
-  std::string nvml;
-  std::string root = "/";
-  double gpu_timeout_s = 3.0;
-  double init_timeout_s = 4.0;
-  double sample_window_s = 0.05;
-  bool no_kernel_log = false;
-  std::string from;
-};
 
 // Exit code of `gpuvet facts`: 3 when it could not run as asked, 2 when GPU
 // facts are missing (no driver, stub, mismatch, hung or lost GPU), 1 when some
@@ -74,40 +102,14 @@ Outcome facts_from(const std::string& path, bool json, const TextOptions& text) 
 }
 
 std::function<Outcome()> setup_facts(CLI::App& app) {
-  auto args = std::make_shared<FactsArgs>();
-  app.add_flag("--json", args->json, "Print the facts as JSON (schema gpuvet.report/1)");
-  app.add_flag("-v,--verbose", args->verbose, "Show every Xid event and unreadable field");
-  app.add_flag("--no-color", args->no_color, "No ANSI colours even on a terminal");
-  app.add_option("--nvml", args->nvml,
-                 "NVML library to load (default libnvidia-ml.so.1, or $GPUVET_NVML_LIBRARY)");
-  app.add_option("--root", args->root, "Read /proc and /sys under this directory (a saved tree)")
-      ->check(CLI::ExistingDirectory);
-  app.add_option("--gpu-timeout", args->gpu_timeout_s,
-                 "Seconds a GPU may take to answer before it is reported hung")
-      ->check(CLI::Range(0.05, 600.0));
-  app.add_option("--init-timeout", args->init_timeout_s, "Seconds NVML initialisation may take")
-      ->check(CLI::Range(0.05, 600.0));
-  app.add_option("--sample-window", args->sample_window_s,
-                 "Seconds of host CPU/disk/NIC sampling (0 to skip); runs while GPUs are probed")
-      ->check(CLI::Range(0.0, 60.0));
-  app.add_flag("--no-kernel-log", args->no_kernel_log, "Do not read the kernel log for Xid events");
-  app.add_option(
-      "--from", args->from,
-      "Read saved outputs (a file or a directory: nvidia-smi, topo, dmesg, numactl, NCCL logs, "
-      "gpuvet capture bundles, …) instead of this machine");
+  auto args = std::make_shared<LiveArgs>();
+  add_live_options(app, *args);
   return [args]() -> Outcome {
     TextOptions text;
-    text.color = !args->no_color && ::isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+    text.color = use_color(*args);
     text.verbose = args->verbose;
     if (!args->from.empty()) return facts_from(args->from, args->json, text);
-    CollectOptions o;
-    o.root = args->root;
-    o.nvml_library = args->nvml;
-    o.nvml_library_given_by_user = !args->nvml.empty();
-    o.gpu_timeout = seconds_to_ms(args->gpu_timeout_s);
-    o.init_timeout = seconds_to_ms(args->init_timeout_s);
-    o.pressure_window = seconds_to_ms(args->sample_window_s);
-    o.kernel_log = !args->no_kernel_log;
+    const CollectOptions o = collect_options(*args);
     auto fs = make_rooted_file_system(o.root);
     auto runner = make_process_runner();
     auto clock = make_system_clock();
@@ -191,8 +193,16 @@ std::function<Outcome()> setup_formats(CLI::App& app) {
 
 }  // namespace
 
+// diagnose_command.cc
+std::function<Outcome()> setup_diagnose(CLI::App& app);
+std::function<Outcome()> setup_findings(CLI::App& app);
+
 const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands = {
+      {"diagnose",
+       "Run the triage playbook: findings with evidence, meaning and decision, the bottleneck "
+       "class and the symptom patterns, worst first (exit 0 ok, 1 warning, 2 critical)",
+       setup_diagnose},
       {"facts",
        "Collect and print what the node is: GPUs, links, topology, P2P, NUMA, clocks, ECC, Xids, "
        "processes",
@@ -202,6 +212,7 @@ const std::vector<Command>& commands() {
       {"capture",
        "Save the raw outputs of every triage command, gpuvet's facts and a manifest into a bundle",
        setup_capture},
+      {"findings", "List the findings catalog (ids, severities, what each means)", setup_findings},
   };
   return kCommands;
 }

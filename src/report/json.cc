@@ -2,6 +2,7 @@
 
 #include "core/util.h"
 #include "gpuvet/report.h"
+#include "report/json_document.h"
 
 namespace gpuvet {
 namespace {
@@ -77,7 +78,14 @@ json host_json(const HostFacts& h) {
            {{"active", opt(h.iommu.active)},
             {"passthrough", opt(h.iommu.passthrough)},
             {"cmdline_hint", opt(h.iommu.cmdline_hint)}}},
-          {"pressure", h.pressure ? pressure_json(*h.pressure) : json(nullptr)}};
+          {"pressure", h.pressure ? pressure_json(*h.pressure) : json(nullptr)},
+          {"uptime_s", opt(h.uptime_s)},
+          {"collected_unix", opt(h.collected_unix)}};
+}
+
+// An id list as "0-15,32"; null when empty (not known).
+json id_list(const std::vector<int>& ids) {
+  return ids.empty() ? json(nullptr) : json(format_cpu_list(ids));
 }
 
 json ecc_counts(const EccCounts& c) {
@@ -169,7 +177,9 @@ json gpu_json(const GpuFacts& g) {
 
 }  // namespace
 
-std::string facts_to_json(const Facts& facts, const JsonOptions& options) {
+namespace report {
+
+json facts_document(const Facts& facts, const JsonOptions& options) {
   json gpus = json::array();
   for (const auto& g : facts.gpus) gpus.push_back(gpu_json(g));
   json pairs = json::array();
@@ -240,6 +250,32 @@ std::string facts_to_json(const Facts& facts, const JsonOptions& options) {
                             {"busbw_gbps", opt(m.busbw_gbps)},
                             {"latency_us", opt(m.latency_us)},
                             {"note", opt(m.note)}});
+  json samples = json::array();
+  for (const auto& x : facts.samples)
+    samples.push_back({{"gpu", x.gpu},
+                       {"t_s", x.t_s},
+                       {"sm_mhz", opt(x.sm_mhz)},
+                       {"gpu_c", opt(x.gpu_c)},
+                       {"power_w", opt(x.power_w)},
+                       {"util_pct", opt(x.util_pct)},
+                       {"clock_event_mask", opt(x.clock_event_mask)}});
+  json bindings = json::array();
+  for (const auto& b : facts.numa_bindings)
+    bindings.push_back({{"pid", opt(b.pid)},
+                        {"cpus", id_list(b.cpus)},
+                        {"mems", id_list(b.mems)},
+                        {"source", b.source}});
+  json scale_runs = json::array();
+  for (const auto& r : facts.scale_runs)
+    scale_runs.push_back({{"workload", r.workload},
+                          {"preset", r.preset},
+                          {"gpus", r.gpus},
+                          {"throughput", opt(r.throughput)},
+                          {"p50_ms", opt(r.p50_ms)},
+                          {"p95_ms", opt(r.p95_ms)},
+                          {"p99_ms", opt(r.p99_ms)},
+                          {"max_ms", opt(r.max_ms)},
+                          {"comm_share", opt(r.comm_share)}});
   json imported = json::array();
   for (const auto& f : facts.imported)
     imported.push_back({{"path", f.path}, {"format", f.format}, {"notes", f.notes}});
@@ -262,11 +298,21 @@ std::string facts_to_json(const Facts& facts, const JsonOptions& options) {
       {"nic_paths", nic_paths},
       {"nccl_events", nccl},
       {"measurements", measurements},
+      {"samples", samples},
+      {"numa_bindings", bindings},
+      {"scale_runs", scale_runs},
       {"imported", imported},
       {"notes", facts.notes},
   };
+  return doc;
+}
+
+}  // namespace report
+
+std::string facts_to_json(const Facts& facts, const JsonOptions& options) {
   // Invalid UTF-8 from a device string must not abort the dump.
-  return doc.dump(options.indent, ' ', false, json::error_handler_t::replace);
+  return report::facts_document(facts, options)
+      .dump(options.indent, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace gpuvet

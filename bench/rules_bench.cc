@@ -1,0 +1,123 @@
+// Google Benchmark: rules evaluation (gpuvet::diagnose) on an 8-GPU node.
+// The facts come from the real H200 `nvidia-smi -q -x` capture (docs/results/
+// h200-2026-12-02) repeated as 8 GPUs, plus what a busy 8-GPU node adds: 28 NV18 pairs,
+// 16 processes, 128 cores of host pressure, 200 Xid lines and 5 minutes of 1 s samples.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "capture/load.h"
+#include "gpuvet/diagnose.h"
+#include "gpuvet/report.h"
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string eight_gpu_xml() {
+  const std::string xml =
+      slurp(std::string(GPUVET_SOURCE_DIR) + "/docs/results/h200-2026-12-02/nvidia-smi-q.xml");
+  const auto start = xml.find("<gpu id=");
+  const auto end = xml.find("</gpu>", start) + std::strlen("</gpu>");
+  if (start == std::string::npos || end < start) return xml;
+  const std::string gpu = xml.substr(start, end - start);
+  std::string body;
+  for (const char* b : {"18", "2a", "3a", "5d", "9a", "ab", "ba", "db"}) {
+    std::string g = gpu;
+    for (std::size_t p = g.find("00:06.0"); p != std::string::npos; p = g.find("00:06.0", p + 1))
+      g.replace(p, 7, std::string(b) + ":00.0");
+    body += g + "\n";
+  }
+  return xml.substr(0, start) + body + xml.substr(end);
+}
+
+gpuvet::Facts eight_gpu_node() {
+  gpuvet::Facts f = gpuvet::capture::import_text(eight_gpu_xml(), "bench.xml");
+  const int n = static_cast<int>(f.gpus.size());
+  for (int a = 0; a < n; ++a)
+    for (int b = a + 1; b < n; ++b) {
+      gpuvet::GpuPair p;
+      p.a = a;
+      p.b = b;
+      p.path = gpuvet::PathType::kNVLink;
+      p.nvlinks = 18;
+      p.p2p_read = p.p2p_write = gpuvet::P2PStatus::kOk;
+      f.pairs.push_back(p);
+    }
+  for (int i = 0; i < 16; ++i) {
+    gpuvet::ProcessFacts p;
+    p.host_pid = 1000 + i;
+    p.gpu = i % n;
+    p.name = "python";
+    p.cpus_allowed_ids = {i, i + 1};
+    f.processes.push_back(p);
+  }
+  gpuvet::HostPressure hp;
+  hp.window_s = 1;
+  for (int c = 0; c < 128; ++c) hp.cores.push_back({c, c % 7 == 0 ? 99.0 : 40.0, 0.5, 0});
+  hp.iowait_pct = 1.0;
+  hp.disks.push_back({"nvme0n1", 20, 1e8, 1e7});
+  hp.nics.push_back({"eth0", 1e8, 1e7, 100000.0, 1.0});
+  f.host.pressure = hp;
+  f.kernel_log.readable = true;
+  for (int i = 0; i < 200; ++i) {
+    gpuvet::XidEvent x;
+    x.code = i % 2 ? 13 : 79;
+    x.gpu = i % n;
+    x.uptime_s = 1000.0 + i;
+    x.message = "Graphics Exception";
+    f.kernel_log.xids.push_back(x);
+  }
+  for (int g = 0; g < n; ++g)
+    for (int t = 0; t < 300; ++t) {
+      gpuvet::GpuSample s;
+      s.gpu = g;
+      s.t_s = t;
+      s.sm_mhz = 1980 - t;
+      s.util_pct = 100;
+      f.samples.push_back(s);
+    }
+  return f;
+}
+
+void BM_Diagnose8Gpu(benchmark::State& state) {
+  static const gpuvet::Facts facts = eight_gpu_node();
+  for (auto _ : state) {
+    auto d = gpuvet::diagnose(facts);
+    benchmark::DoNotOptimize(d);
+  }
+  state.counters["gpus"] = static_cast<double>(facts.gpus.size());
+}
+BENCHMARK(BM_Diagnose8Gpu)->Unit(benchmark::kMicrosecond);
+
+void BM_DiagnoseAndRenderText8Gpu(benchmark::State& state) {
+  static const gpuvet::Facts facts = eight_gpu_node();
+  for (auto _ : state) {
+    auto d = gpuvet::diagnose(facts);
+    auto text = gpuvet::render_diagnosis_text(facts, d);
+    benchmark::DoNotOptimize(text);
+  }
+}
+BENCHMARK(BM_DiagnoseAndRenderText8Gpu)->Unit(benchmark::kMicrosecond);
+
+void BM_ImportAndDiagnose8GpuXml(benchmark::State& state) {
+  static const std::string xml = eight_gpu_xml();
+  for (auto _ : state) {
+    auto f = gpuvet::capture::import_text(xml, "bench.xml");
+    auto d = gpuvet::diagnose(f);
+    benchmark::DoNotOptimize(d);
+  }
+}
+BENCHMARK(BM_ImportAndDiagnose8GpuXml)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,165 @@
+// gpuvet/diagnose.h — the findings catalog, the rules engine and the verdict.
+//
+// `diagnose` reads a Facts model (live or imported, with any measurements in it) and
+// returns findings: each names a catalog id, a severity, the subjects it is about and the
+// concrete evidence it came from. What a finding means and what to do next live in the
+// catalog (one append-only table, docs/findings.md is generated from it), so rules only
+// say *what they saw*. From the findings come the bottleneck class and the article's
+// symptom patterns, and the findings are ordered by the triage order: worst first, and at
+// equal severity the article's five steps (is it real → what class → topology → system
+// things → only then the framework).
+//
+// Everything here is a pure function of its inputs: thread-safe, no I/O except
+// load_thresholds().
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuvet/facts.h"
+#include "gpuvet/status.h"
+
+namespace gpuvet {
+
+enum class Severity { kOk = 0, kInfo = 1, kWarning = 2, kCritical = 3 };
+const char* severity_name(Severity s);  // "ok", "info", "warning", "critical"
+
+enum class Bottleneck {
+  kNone,
+  kUnknown,
+  kComms,
+  kCpu,
+  kIo,
+  kThermal,
+  kMapping,
+  kHardware,
+  kCompute,
+  kMemory,
+};
+const char* bottleneck_name(Bottleneck b);  // "none", "unknown", "comms", …
+
+// The article's "Mode d'intervention rapide", in order.
+enum class TriageStep {
+  kConfirm = 1,    // is the problem real (wall clock, not utilisation); is every GPU there
+  kClassify = 2,   // which class: compute, memory, comms, CPU, I/O, thermal
+  kTopology = 3,   // links, P2P, NVLink, NUMA locality
+  kSystem = 4,     // clocks and throttling, Xid and ECC, disk and network
+  kFramework = 5,  // only then NCCL settings, buckets, batch sizes
+};
+const char* triage_step_name(TriageStep s);  // "confirm", "classify", …
+
+struct CatalogEntry {
+  const char* id;        // stable kebab-case id, never renamed
+  const char* title;     // one line
+  const char* category;  // "topology", "pcie", "nvlink", "thermal", "power", …
+  Severity default_severity;
+  TriageStep step;
+  Bottleneck bottleneck;  // the class this finding points at (kNone: not a bottleneck)
+  const char* fires_when;
+  const char* meaning;
+  const char* decision;
+  const char* article;  // "task 2", "symptom 1", "story 3", "measurement", …
+};
+
+// Every entry, in catalog order (append-only).
+std::span<const CatalogEntry> finding_catalog();
+const CatalogEntry* find_catalog_entry(std::string_view id);
+
+struct Finding {
+  std::string id;
+  Severity severity = Severity::kInfo;
+  std::vector<std::string> subjects;  // "GPU0", "GPU0-GPU1", "pid 42", "nvme0n1", "eth0"
+  std::string evidence;               // what was seen, with numbers
+  // A rule may name the class more precisely than the catalog does (scaling-inefficient:
+  // comms or compute or cpu). Empty: the catalog's.
+  std::optional<Bottleneck> bottleneck;
+  // Extra decision text for this instance (e.g. "fix the topology findings first").
+  std::optional<std::string> decision_note;
+};
+
+struct SymptomPattern {
+  const char* id;  // "util-high-wallclock-worse", …
+  const char* title;
+  const char* root_cause;
+  const char* fix;
+  const char* article;  // "symptom 1"
+};
+std::span<const SymptomPattern> symptom_catalog();
+
+struct SymptomMatch {
+  std::string id;
+  std::vector<std::string> because;  // finding ids (and subjects) that make it match
+};
+
+// Every threshold a rule uses, with its default. Overridable from a TOML file.
+struct Thresholds {
+  double busy_util_pct = 50;            // a GPU at or above this utilisation is busy
+  double busy_power_fraction = 0.5;     // … or drawing this share of its power limit
+  double idle_util_pct = 5;             // at or below: idle
+  double clocks_below_fraction = 0.85;  // busy SM clock under this share of max
+  int thermal_margin_c = 5;             // T.Limit margin at or under: at the slowdown point
+  int hot_temp_c = 83;                  // when the GPU gives no limit: NVIDIA's usual target
+  int slowdown_headroom_c = 3;          // within this of the slowdown temperature
+  double power_at_limit_fraction = 0.97;
+  double power_limit_below_default_fraction = 0.95;
+  double memory_full_fraction = 0.95;
+  double memory_imbalance_full_fraction = 0.90;
+  double memory_imbalance_empty_fraction = 0.10;
+  double cpu_pegged_pct = 95;
+  double iowait_pct = 10;
+  double disk_util_pct = 90;
+  double nic_util_pct = 80;
+  double nic_unknown_speed_gbit_s = 7;  // line rate unknown: a 10 GbE link is near full here
+  double xid_window_h = 24;             // older Xids are history (info)
+  double h2d_fraction = 0.6;            // measured host↔device under this share of the link
+  double p2p_fraction = 0.6;            // measured peer bandwidth under this share of the path
+  double scaling_efficiency = 0.8;
+  double comm_share_high = 0.3;
+  double tail_p99_ratio = 1.5;              // p99(N)/p99(1) at or above
+  double clock_drift_fraction = 0.10;       // sustained: SM clock or throughput falls this much
+  double misleading_power_fraction = 0.35;  // util ≥ 90 % while power under this share
+  double driver_call_slow_ms = 1000;        // an NVML call this slow is itself a finding
+  int pcie_replay_warn_count = 50;          // fewer replays since driver load: info only
+};
+
+// Reads a TOML file with a [thresholds] table (keys as above). Unknown keys and
+// wrong types are errors (exit code 3 at the CLI), never silently ignored.
+Result<Thresholds> load_thresholds(const std::string& path);
+Result<Thresholds> parse_thresholds(std::string_view toml_text, const std::string& origin);
+
+struct ThresholdInfo {
+  std::string name;  // the TOML key
+  double value;
+  std::string description;
+};
+// Every threshold with its value in `t` and what it decides, in documentation order.
+std::vector<ThresholdInfo> describe_thresholds(const Thresholds& t);
+
+struct DiagnoseOptions {
+  std::optional<int> expect_gpus;  // --expect-gpus N
+  Thresholds thresholds;
+  // Wall clock and uptime "now" for Xid ages. Empty (offline): the capture's own time, or
+  // the latest event in it.
+  std::optional<std::int64_t> now_unix;
+  std::optional<double> now_uptime_s;
+};
+
+struct Diagnosis {
+  std::vector<Finding> findings;  // triage order: worst first, then step, then id
+  Bottleneck bottleneck = Bottleneck::kUnknown;
+  std::string bottleneck_reason;  // which finding (or what) decided the class
+  std::vector<SymptomMatch> symptoms;
+  std::vector<std::string> notes;  // what could not be checked and why
+  Severity worst = Severity::kOk;
+};
+
+Diagnosis diagnose(const Facts& facts, const DiagnoseOptions& options = {});
+
+// 0 when the worst finding is ok/info, 1 warning, 2 critical.
+int diagnosis_exit_code(const Diagnosis& d);
+
+}  // namespace gpuvet

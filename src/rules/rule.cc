@@ -1,0 +1,128 @@
+#include "rules/rule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "core/util.h"
+
+namespace gpuvet::rules {
+
+void Emitter::add(std::string_view id, std::vector<std::string> subjects, std::string evidence) {
+  const CatalogEntry* entry = find_catalog_entry(id);
+  add(id, entry ? entry->default_severity : Severity::kWarning, std::move(subjects),
+      std::move(evidence));
+}
+
+void Emitter::add(std::string_view id, Severity severity, std::vector<std::string> subjects,
+                  std::string evidence) {
+  Finding f;
+  f.id = std::string(id);
+  f.severity = severity;
+  f.subjects = std::move(subjects);
+  f.evidence = std::move(evidence);
+  add(std::move(f));
+}
+
+void Emitter::add(Finding finding) { findings_.push_back(std::move(finding)); }
+
+void Emitter::note(std::string text) {
+  if (std::find(notes_.begin(), notes_.end(), text) == notes_.end())
+    notes_.push_back(std::move(text));
+}
+
+std::string gpu_subject(int index) { return "GPU" + std::to_string(index); }
+
+std::string pair_subject(int a, int b) {
+  if (b < a) std::swap(a, b);
+  return gpu_subject(a) + "-" + gpu_subject(b);
+}
+
+const GpuFacts* find_gpu(const Facts& f, int index) {
+  for (const auto& g : f.gpus)
+    if (g.index == index) return &g;
+  return nullptr;
+}
+
+const GpuFacts* find_gpu_by_bus(const Facts& f, std::string_view pci_bus_id) {
+  const auto want = normalize_pci_bus_id(pci_bus_id);
+  if (!want) return nullptr;
+  for (const auto& g : f.gpus)
+    if (g.pci_bus_id && normalize_pci_bus_id(*g.pci_bus_id) == want) return &g;
+  return nullptr;
+}
+
+std::optional<double> power_fraction(const GpuFacts& g) {
+  const auto& p = g.power;
+  const std::optional<double> limit = p.enforced_limit_w ? p.enforced_limit_w : p.limit_w;
+  if (!p.draw_w || !limit || *limit <= 0) return std::nullopt;
+  return *p.draw_w / *limit;
+}
+
+std::optional<double> memory_fraction(const GpuFacts& g) {
+  if (!g.memory.total_bytes || !g.memory.used_bytes || *g.memory.total_bytes == 0)
+    return std::nullopt;
+  return static_cast<double>(*g.memory.used_bytes) / static_cast<double>(*g.memory.total_bytes);
+}
+
+namespace {
+
+bool has_process(const Facts& f, int gpu) {
+  return std::any_of(f.processes.begin(), f.processes.end(),
+                     [&](const ProcessFacts& p) { return p.gpu == gpu; });
+}
+
+}  // namespace
+
+bool is_busy(const Facts& f, const GpuFacts& g, const Thresholds& t) {
+  if (g.utilization.gpu_pct) return *g.utilization.gpu_pct >= t.busy_util_pct;
+  if (const auto pf = power_fraction(g)) return *pf >= t.busy_power_fraction;
+  (void)f;
+  return false;
+}
+
+bool is_idle(const Facts& f, const GpuFacts& g, const Thresholds& t) {
+  if (has_process(f, g.index)) return false;
+  if (g.utilization.gpu_pct) return *g.utilization.gpu_pct <= t.idle_util_pct;
+  const auto& active = g.clock_events.active;
+  return active.size() == 1 && active[0] == "idle";
+}
+
+std::string load_phrase(const GpuFacts& g) {
+  std::vector<std::string> parts;
+  if (g.utilization.gpu_pct) parts.push_back(fmt::format("util {} %", *g.utilization.gpu_pct));
+  if (g.power.draw_w) {
+    const auto limit = g.power.enforced_limit_w ? g.power.enforced_limit_w : g.power.limit_w;
+    if (limit)
+      parts.push_back(
+          fmt::format("{}/{} W", format_number(*g.power.draw_w, 0), format_number(*limit, 0)));
+    else
+      parts.push_back(fmt::format("{} W", format_number(*g.power.draw_w, 0)));
+  }
+  if (g.pstate) parts.push_back(fmt::format("P{}", *g.pstate));
+  std::string s;
+  for (const auto& p : parts) s += (s.empty() ? "" : ", ") + p;
+  return s;
+}
+
+std::optional<double> pcie_gbps(int gen, int width) {
+  // GB/s per lane and direction after encoding.
+  static constexpr double kPerLane[] = {0, 0.25, 0.5, 0.9846, 1.9692, 3.9385, 7.5625};
+  if (gen < 1 || gen > 6 || width < 1 || width > 32) return std::nullopt;
+  return kPerLane[gen] * width;
+}
+
+std::string format_number(double v, int decimals) {
+  if (!std::isfinite(v)) return "?";
+  std::string s = fmt::format("{:.{}f}", v, decimals);
+  if (s.find('.') != std::string::npos) {
+    while (!s.empty() && s.back() == '0') s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
+  }
+  return s;
+}
+
+}  // namespace gpuvet::rules

@@ -1,0 +1,87 @@
+// rules/rule.h — what a rule sees and how it reports: the private seam between the engine
+// (diagnose.cc) and the rule groups (rules_*.cc).
+//
+// A rule group is a plain function of (Context, Emitter&). It reads the facts, decides,
+// and emits {id, severity, subjects, evidence}; meaning and decision come from the
+// catalog. Rules never throw and never do I/O. Benign cases (an idle GPU downshifting,
+// a VM hiding its PCIe link, a one-GPU box without P2P) emit nothing, or a note when the
+// check could not be made.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuvet/diagnose.h"
+#include "gpuvet/facts.h"
+
+namespace gpuvet::rules {
+
+struct Context {
+  const Facts& facts;
+  const Thresholds& t;
+  const DiagnoseOptions& options;
+};
+
+class Emitter {
+ public:
+  // With the catalog's default severity.
+  void add(std::string_view id, std::vector<std::string> subjects, std::string evidence);
+  void add(std::string_view id, Severity severity, std::vector<std::string> subjects,
+           std::string evidence);
+  // The full form: a more precise bottleneck class and an instance-specific decision.
+  void add(Finding finding);
+  void note(std::string text);
+
+  const std::vector<Finding>& findings() const { return findings_; }
+  const std::vector<std::string>& notes() const { return notes_; }
+  std::vector<Finding> take_findings() { return std::move(findings_); }
+  std::vector<std::string> take_notes() { return std::move(notes_); }
+
+ private:
+  std::vector<Finding> findings_;
+  std::vector<std::string> notes_;
+};
+
+// ---- shared reading helpers (rule.cc)
+
+std::string gpu_subject(int index);      // "GPU3"
+std::string pair_subject(int a, int b);  // "GPU0-GPU1" (smaller index first)
+const GpuFacts* find_gpu(const Facts& f, int index);
+const GpuFacts* find_gpu_by_bus(const Facts& f, std::string_view pci_bus_id);
+
+// Share of the power limit drawn now (draw / enforced or management limit), when both known.
+std::optional<double> power_fraction(const GpuFacts& g);
+// Share of memory used, when both known.
+std::optional<double> memory_fraction(const GpuFacts& g);
+
+// Busy: utilisation at or above busy_util_pct, or (utilisation unknown) drawing at least
+// busy_power_fraction of the limit, or a compute process on it with the clocks up.
+bool is_busy(const Facts& f, const GpuFacts& g, const Thresholds& t);
+// Idle: utilisation at or under idle_util_pct (or the only clock-event reason is "idle")
+// and no compute process on it. Unknown is neither busy nor idle.
+bool is_idle(const Facts& f, const GpuFacts& g, const Thresholds& t);
+// A short "util 97 %, 280/300 W, P0" phrase for evidence; empty parts omitted.
+std::string load_phrase(const GpuFacts& g);
+
+// Theoretical one-direction PCIe bandwidth in GB/s (1e9) for a generation and width,
+// after line encoding (8b/10b to Gen2, 128b/130b Gen3-5, FLIT Gen6). Empty if unknown.
+std::optional<double> pcie_gbps(int gen, int width);
+
+std::string format_number(double v, int decimals = 1);  // "12.5", no trailing noise
+
+// ---- rule groups
+
+void check_inventory(const Context& c, Emitter& e);     // gpu-missing, gpu-unresponsive,
+                                                        // heterogeneous-gpus, driver-slow
+void check_gpu_health(const Context& c, Emitter& e);    // thermal, power, clocks, ECC, Xid,
+                                                        // utilization-misleading, drift
+void check_topology(const Context& c, Emitter& e);      // PCIe, pairs, P2P, NVLink, fabric,
+                                                        // ACS, NCCL log
+void check_host(const Context& c, Emitter& e);          // cpu-saturated, io-bound,
+                                                        // network-saturated
+void check_mapping(const Context& c, Emitter& e);       // processes, memory, NUMA binding
+void check_measurements(const Context& c, Emitter& e);  // bandwidth, scaling, tail latency
+
+}  // namespace gpuvet::rules

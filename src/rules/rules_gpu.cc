@@ -1,0 +1,825 @@
+// rules/rules_gpu.cc — the GPU rule groups.
+//
+// check_inventory: is every GPU there (task 1), answering (task 7), alike (symptom 7), and
+// is the driver itself answering in reasonable time. check_gpu_health: thermal, power and
+// clocks (task 5), ECC (task 6), Xid events (task 7), utilisation that lies (symptom 1) and
+// clocks that sag over minutes of load (symptom 3).
+//
+// Rules only say what they saw; meaning and decision come from the catalog.
+#include <algorithm>
+#include <cstdint>
+#include <ctime>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "capture/xid_codes.h"
+#include "core/util.h"
+#include "rules/rule.h"
+
+namespace gpuvet::rules {
+namespace {
+
+// Fixed parts of the rule definitions (not operator tunables, hence not in Thresholds).
+// "Utilisation" this high is the GPU claiming to be fully busy (utilization-misleading).
+constexpr int kMisleadingUtilPct = 90;
+// An SM clock under half its max while "100 % busy" is a GPU that is waiting, not computing.
+constexpr double kMisleadingClockFraction = 0.5;
+// Power limits that differ by less than this are the same setting read with rounding.
+constexpr double kPowerLimitSpread = 0.05;
+// A drift needs enough points and enough time to be a trend and not noise.
+constexpr std::size_t kMinDriftSamples = 8;
+constexpr double kMinDriftSpanS = 60;
+// Kernel log lines quoted in evidence are cut here: evidence is a sentence, not a log.
+constexpr std::size_t kMaxQuotedChars = 160;
+
+// ---------------------------------------------------------------- small text helpers
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (!out.empty()) out += sep;
+    out += p;
+  }
+  return out;
+}
+
+std::string watts(double w) { return format_number(w, 2); }
+std::string percent(double fraction) { return format_number(fraction * 100, 0); }
+
+// "850 ms", "4.2 s".
+std::string ms_text(double ms) {
+  if (ms < 1000) return format_number(ms, 0) + " ms";
+  return format_number(ms / 1000, 1) + " s";
+}
+
+// An age or a duration in the unit a reader thinks in.
+std::string age_text(double s) {
+  if (s < 120) return format_number(s, 0) + " s";
+  if (s < 2 * 3600) return format_number(s / 60, 0) + " min";
+  if (s < 48 * 3600) return format_number(s / 3600, 1) + " h";
+  return format_number(s / 86400, 0) + " days";
+}
+
+std::string utc_text(std::int64_t t) {
+  const auto tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  if (!gmtime_r(&tt, &tm)) return std::to_string(t);
+  char buf[40];
+  if (std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm) == 0) return std::to_string(t);
+  return buf;
+}
+
+std::string quote(std::string_view s) {
+  s = trim(s);
+  if (s.size() <= kMaxQuotedChars) return std::string(s);
+  return std::string(s.substr(0, kMaxQuotedChars)) + "…";
+}
+
+// " (util 97 %, 147/150 W)" or "" when nothing about the load is known.
+std::string load_suffix(const GpuFacts& g) {
+  const std::string load = load_phrase(g);
+  return load.empty() ? "" : " (" + load + ")";
+}
+
+bool has_reason(const GpuFacts& g, std::string_view name) {
+  const auto& a = g.clock_events.active;
+  return std::find(a.begin(), a.end(), name) != a.end();
+}
+
+Severity severity_from_table(const char* s) {
+  const std::string_view v = s ? s : "";
+  if (v == "critical") return Severity::kCritical;
+  if (v == "info") return Severity::kInfo;
+  return Severity::kWarning;
+}
+
+bool is_hex(char ch) {
+  return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
+}
+
+// The first PCI bus id in a kernel log line ("0000:65:00.0", "PCI:0000:65:00"), normalised.
+// A domain of at least four hex digits is required so that a wall-clock time such as
+// "09:41:02" in the line's timestamp is never read as a bus id.
+std::optional<std::string> bus_id_in(std::string_view line) {
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (!is_hex(line[i]) || (i > 0 && is_hex(line[i - 1]))) continue;
+    std::size_t j = i;
+    while (j < line.size() && is_hex(line[j])) ++j;
+    if (j - i < 4 || j - i > 8 || j >= line.size() || line[j] != ':') continue;
+    std::size_t k = i;
+    while (k < line.size() && (is_hex(line[k]) || line[k] == ':' || line[k] == '.')) ++k;
+    std::string_view token = line.substr(i, k - i);
+    while (!token.empty() && (token.back() == ':' || token.back() == '.')) token.remove_suffix(1);
+    if (auto id = normalize_pci_bus_id(token)) return id;
+  }
+  return std::nullopt;
+}
+
+template <typename T>
+std::optional<T> median(std::vector<T> v) {
+  if (v.empty()) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  if (n % 2 == 1) return v[n / 2];
+  return static_cast<T>((v[n / 2 - 1] + v[n / 2]) / 2);
+}
+
+// ---------------------------------------------------------------- inventory
+
+const SourceInfo* find_source(const Facts& f, std::string_view name) {
+  for (const auto& s : f.sources)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+// Why the driver gave no GPU facts: the failed NVML source says it best; otherwise a note
+// that names NVML, else the latest one that names the driver (the host notes — procfs,
+// sysfs — come first and are seldom the reason).
+std::string driver_failure(const Facts& f) {
+  if (const SourceInfo* s = find_source(f, "nvml"); s && !s->ok && !s->detail.empty())
+    return s->detail;
+  for (const auto& n : f.notes)
+    if (to_lower(n).find("nvml") != std::string::npos) return n;
+  for (auto it = f.notes.rbegin(); it != f.notes.rend(); ++it)
+    if (to_lower(*it).find("driver") != std::string::npos) return *it;
+  if (!f.notes.empty()) return f.notes.back();
+  return "no reason recorded";
+}
+
+std::string gpu_list(const Facts& f) {
+  std::vector<std::string> parts;
+  for (const auto& g : f.gpus)
+    parts.push_back(g.name ? gpu_subject(g.index) + " " + *g.name : gpu_subject(g.index));
+  return join(parts, ", ");
+}
+
+void check_gpu_count(const Context& c, Emitter& e) {
+  const Facts& f = c.facts;
+  const SourceInfo* nvml = find_source(f, "nvml");
+  const bool nvml_failed = nvml && !nvml->ok;
+  // Offline files that describe no GPU at all (a dmesg, an iostat) say nothing about the
+  // GPUs: that is a gap in the input, not a missing GPU. (The directory loader also marks
+  // such input gpu_facts_unavailable, hence the check on a failed NVML source.)
+  if (f.gpus.empty() && !f.imported.empty() && !nvml_failed) {
+    e.note("no GPU inventory in the input: GPU checks skipped");
+    return;
+  }
+  const std::size_t seen = f.gpus.size();
+  if (f.gpu_facts_unavailable) {
+    std::string evidence;
+    if (c.options.expect_gpus)
+      evidence = fmt::format("{} of {} expected GPUs visible; ", seen, *c.options.expect_gpus);
+    evidence += "the driver/NVML gave no GPU facts: " + quote(driver_failure(f));
+    e.add("gpu-missing", Severity::kCritical, {"host"}, std::move(evidence));
+    return;
+  }
+  if (c.options.expect_gpus) {
+    const auto expected = static_cast<std::size_t>(std::max(0, *c.options.expect_gpus));
+    if (seen < expected) {
+      std::string evidence = fmt::format("{} of {} expected GPUs visible", seen, expected);
+      if (seen > 0) evidence += " (" + gpu_list(f) + ")";
+      e.add("gpu-missing", Severity::kCritical, {"host"}, std::move(evidence));
+    } else if (seen > expected) {
+      e.note(fmt::format("{} GPUs visible, more than the {} expected (--expect-gpus)", seen,
+                         expected));
+    }
+    return;
+  }
+  // Live: NVML answered yet lists nothing. A GPU server whose driver sees no GPU is the
+  // article's first stop, not an empty report.
+  if (seen == 0 && nvml && nvml->ok)
+    e.add("gpu-missing", Severity::kCritical, {"host"},
+          "the driver answered but reports 0 GPUs visible to this process");
+}
+
+void check_unresponsive(const Context& c, Emitter& e) {
+  const Facts& f = c.facts;
+  struct Lost {
+    std::string subject;
+    std::optional<std::string> unresponsive;
+    std::optional<std::string> bus;
+    std::vector<std::string> lines;
+  };
+  std::vector<Lost> lost;  // first-seen order keeps the output stable
+  auto entry = [&](const std::string& subject) -> Lost& {
+    for (auto& l : lost)
+      if (l.subject == subject) return l;
+    lost.push_back({subject, {}, {}, {}});
+    return lost.back();
+  };
+  for (const auto& g : f.gpus) {
+    if (!g.unresponsive) continue;
+    Lost& l = entry(gpu_subject(g.index));
+    l.unresponsive = g.unresponsive;
+    l.bus = g.pci_bus_id;
+  }
+  for (const auto& line : f.kernel_log.fallen_off_bus) {
+    const auto bus = bus_id_in(line);
+    const GpuFacts* g = bus ? find_gpu_by_bus(f, *bus) : nullptr;
+    Lost& l = entry(g ? gpu_subject(g->index) : bus ? *bus : "kernel log");
+    if (!l.bus) l.bus = g && g->pci_bus_id ? g->pci_bus_id : bus;
+    l.lines.push_back(line);
+  }
+  for (const auto& l : lost) {
+    std::vector<std::string> parts;
+    if (l.unresponsive) parts.push_back("did not answer: " + quote(*l.unresponsive));
+    if (!l.lines.empty())
+      parts.push_back(fmt::format("kernel log: fell off the bus ({} line{}), last: \"{}\"",
+                                  l.lines.size(), l.lines.size() == 1 ? "" : "s",
+                                  quote(l.lines.back())));
+    std::string who = l.subject;
+    if (l.bus && *l.bus != l.subject) who += " (" + *l.bus + ")";
+    e.add("gpu-unresponsive", Severity::kCritical, {l.subject}, who + " " + join(parts, "; "));
+  }
+}
+
+// One compared property: per-GPU text values, grouped by value in first-seen order.
+struct Field {
+  std::string label;
+  std::vector<std::pair<std::string, std::vector<int>>> groups;  // value → GPU indices
+  void add(const std::string& value, int gpu) {
+    for (auto& [v, gpus] : groups)
+      if (v == value) {
+        gpus.push_back(gpu);
+        return;
+      }
+    groups.push_back({value, {gpu}});
+  }
+  std::string text() const {
+    std::vector<std::string> parts;
+    for (const auto& [v, gpus] : groups) {
+      std::vector<std::string> names;
+      for (int i : gpus) names.push_back(gpu_subject(i));
+      parts.push_back(v + " (" + join(names, ", ") + ")");
+    }
+    return label + ": " + join(parts, " vs ");
+  }
+};
+
+void check_heterogeneous(const Context& c, Emitter& e) {
+  // Unresponsive GPUs hold partial facts: comparing them would report what was not read.
+  std::vector<const GpuFacts*> gpus;
+  for (const auto& g : c.facts.gpus)
+    if (!g.unresponsive) gpus.push_back(&g);
+  if (gpus.size() < 2) return;
+
+  // A field is compared only when every GPU reports it: one unknown value proves nothing.
+  auto all = [&](auto has) { return std::all_of(gpus.begin(), gpus.end(), has); };
+  std::vector<Field> differ;
+  auto compare_text = [&](const std::string& label, auto value) {
+    Field field{label, {}};
+    for (const GpuFacts* g : gpus) field.add(value(*g), g->index);
+    if (field.groups.size() > 1) differ.push_back(std::move(field));
+  };
+  if (all([](const GpuFacts* g) { return g->name.has_value(); }))
+    compare_text("model", [](const GpuFacts& g) { return *g.name; });
+  if (all([](const GpuFacts* g) { return g->vbios.has_value(); }))
+    compare_text("VBIOS", [](const GpuFacts& g) { return *g.vbios; });
+  // The default limit is the board's; the current one is what an operator set. Compare the
+  // default when known everywhere, the limit in force otherwise.
+  const bool defaults = all([](const GpuFacts* g) { return g->power.default_limit_w.has_value(); });
+  const bool limits = all([](const GpuFacts* g) { return g->power.limit_w.has_value(); });
+  if (defaults || limits) {
+    auto limit_of = [&](const GpuFacts& g) {
+      return defaults ? *g.power.default_limit_w : *g.power.limit_w;
+    };
+    double lo = limit_of(*gpus.front()), hi = lo;
+    for (const GpuFacts* g : gpus) {
+      lo = std::min(lo, limit_of(*g));
+      hi = std::max(hi, limit_of(*g));
+    }
+    if (hi > 0 && (hi - lo) / hi > kPowerLimitSpread)
+      compare_text(defaults ? "default power limit" : "power limit",
+                   [&](const GpuFacts& g) { return format_number(limit_of(g), 0) + " W"; });
+  }
+  if (all([](const GpuFacts* g) { return g->ecc.enabled.has_value(); }))
+    compare_text("ECC mode", [](const GpuFacts& g) { return *g.ecc.enabled ? "on" : "off"; });
+  if (all([](const GpuFacts* g) { return g->clocks.sm_max_mhz.has_value(); }))
+    compare_text("max SM clock",
+                 [](const GpuFacts& g) { return std::to_string(*g.clocks.sm_max_mhz) + " MHz"; });
+  if (differ.empty()) return;
+
+  std::vector<std::string> parts;
+  for (const auto& field : differ) parts.push_back(field.text());
+  std::vector<std::string> subjects;
+  for (const GpuFacts* g : gpus) subjects.push_back(gpu_subject(g->index));
+  e.add("heterogeneous-gpus", Severity::kWarning, std::move(subjects),
+        fmt::format("GPUs of this box differ — {}", join(parts, "; ")));
+}
+
+void check_driver_slow(const Context& c, Emitter& e) {
+  for (const auto& s : c.facts.sources) {
+    std::vector<std::string> slow;
+    for (const auto& [call, ms] : s.timings_ms)
+      if (ms >= c.t.driver_call_slow_ms) slow.push_back(call + " took " + ms_text(ms));
+    if (slow.empty()) continue;
+    e.add("driver-slow", Severity::kWarning, {s.name},
+          fmt::format("{} ({} source, {} in all; slow means at or over {})", join(slow, "; "),
+                      s.name, ms_text(s.duration_ms), ms_text(c.t.driver_call_slow_ms)));
+  }
+}
+
+// ---------------------------------------------------------------- health, per GPU
+
+// Emits thermal-throttle when the GPU is (or was) limited by temperature. Returns true when
+// a current thermal limit was reported (so clocks-below-target can name its cause).
+bool check_thermal(const Context& c, const GpuFacts& g, Emitter& e) {
+  const Thermal& th = g.thermal;
+  std::vector<std::string> parts;
+  std::vector<std::string> active;
+  for (const char* r : {"hw_thermal_slowdown", "sw_thermal_slowdown"})
+    if (has_reason(g, r)) active.emplace_back(r);
+  if (!active.empty()) {
+    std::string p = join(active, ", ") + " active";
+    if (has_reason(g, "hw_slowdown")) p += " (with hw_slowdown)";
+    if (th.gpu_c) p += fmt::format(" at {} °C", *th.gpu_c);
+    parts.push_back(std::move(p));
+  }
+  if (th.margin_c && *th.margin_c <= c.t.thermal_margin_c)
+    parts.push_back(fmt::format("T.Limit margin {} °C (at or under {} °C)", *th.margin_c,
+                                c.t.thermal_margin_c));
+  if (th.gpu_c && th.slowdown_c && *th.gpu_c >= *th.slowdown_c - c.t.slowdown_headroom_c)
+    parts.push_back(fmt::format("{} °C, within {} °C of the slowdown temperature {} °C", *th.gpu_c,
+                                c.t.slowdown_headroom_c, *th.slowdown_c));
+  if (th.gpu_c && !th.margin_c && !th.slowdown_c && *th.gpu_c >= c.t.hot_temp_c)
+    parts.push_back(fmt::format(
+        "{} °C, at or above {} °C; the GPU reports no thermal limit (NVIDIA boards usually "
+        "target about 83 °C)",
+        *th.gpu_c, c.t.hot_temp_c));
+  if (!parts.empty()) {
+    e.add("thermal-throttle", Severity::kWarning, {gpu_subject(g.index)},
+          gpu_subject(g.index) + " " + join(parts, "; ") + load_suffix(g));
+    return true;
+  }
+  // Nothing now, but the driver counted time spent thermally limited since it loaded: history
+  // worth knowing (a hot spell during the last job), not a current problem.
+  std::vector<std::string> history;
+  for (const auto& [key, ns] : g.clock_events.accumulated_ns)
+    if (ns > 0 && key.find("thermal") != std::string::npos)
+      history.push_back(fmt::format("{} {} s", key, format_number(static_cast<double>(ns) / 1e9)));
+  if (!history.empty())
+    e.add("thermal-throttle", Severity::kInfo, {gpu_subject(g.index)},
+          fmt::format("{} spent time thermally limited since the driver loaded ({}); no thermal "
+                      "limit is active now",
+                      gpu_subject(g.index), join(history, ", ")));
+  return false;
+}
+
+// What check_power found: nothing, a GPU running at its rated (default) power limit under
+// load — how a healthy GPU behaves on heavy kernels — or a real power problem.
+enum class PowerState { kNone, kAtRatedLimit, kProblem };
+
+// Emits power-throttle: a warning for a lowered limit, a hardware slowdown or a cap whose
+// default is unknown; info for a busy GPU capping at its rated default limit.
+PowerState check_power(const Context& c, const GpuFacts& g, bool busy, Emitter& e) {
+  const Power& p = g.power;
+  std::vector<std::string> parts;
+  bool problem = false;
+  // The software cap only matters under load: an idle GPU sitting under its cap is fine.
+  if (busy && has_reason(g, "sw_power_cap")) parts.push_back("sw_power_cap active while busy");
+  // Hardware slowdowns are external signals (power brake from the PSU/board, or an
+  // over-temperature line): notable even on an idle GPU.
+  if (has_reason(g, "hw_power_brake_slowdown")) {
+    parts.push_back("hw_power_brake_slowdown active (external power-brake signal)");
+    problem = true;
+  }
+  if (has_reason(g, "hw_slowdown") && !has_reason(g, "hw_thermal_slowdown") &&
+      !has_reason(g, "hw_power_brake_slowdown")) {
+    parts.push_back("hw_slowdown active (hardware slowdown: power brake or over-temperature)");
+    problem = true;
+  }
+  const std::optional<double> limit = p.enforced_limit_w ? p.enforced_limit_w : p.limit_w;
+  const bool at_limit =
+      busy && p.draw_w && limit && *limit > 0 && *p.draw_w >= c.t.power_at_limit_fraction * *limit;
+  if (at_limit)
+    parts.push_back(fmt::format("drawing {}/{} W ({} %) while busy: at its power limit",
+                                watts(*p.draw_w), watts(*limit), percent(*p.draw_w / *limit)));
+  const std::optional<double> set = p.limit_w ? p.limit_w : p.enforced_limit_w;
+  bool lowered = false;
+  if (set && p.default_limit_w &&
+      *set < c.t.power_limit_below_default_fraction * *p.default_limit_w) {
+    parts.push_back(fmt::format("power limit {} W below the default {} W", watts(*set),
+                                watts(*p.default_limit_w)));
+    lowered = problem = true;
+  }
+  if (parts.empty()) return PowerState::kNone;
+  // Capping at the default limit is the GPU's design envelope, not a fault: say it, as info.
+  // With the default unknown (a CSV without power.default_limit), it cannot be told apart
+  // from a lowered cap, so it stays a warning.
+  const bool rated = !problem && !lowered && set && p.default_limit_w;
+  std::string evidence =
+      gpu_subject(g.index) + " " + join(parts, "; ") + (at_limit ? "" : load_suffix(g));
+  if (rated)
+    evidence += fmt::format(" — the limit is the rated default ({} W): normal on heavy kernels",
+                            watts(*p.default_limit_w));
+  e.add("power-throttle", rated ? Severity::kInfo : Severity::kWarning, {gpu_subject(g.index)},
+        std::move(evidence));
+  return rated ? PowerState::kAtRatedLimit : PowerState::kProblem;
+}
+
+// utilization-misleading: "100 %" only says a kernel was resident, not that it computed.
+bool check_misleading(const Context& c, const GpuFacts& g, Emitter& e) {
+  if (!g.utilization.gpu_pct || *g.utilization.gpu_pct < kMisleadingUtilPct) return false;
+  const auto pf = power_fraction(g);
+  const bool low_power = pf && *pf < c.t.misleading_power_fraction;
+  const bool low_clock = g.clocks.sm_mhz && g.clocks.sm_max_mhz && *g.clocks.sm_max_mhz > 0 &&
+                         *g.clocks.sm_mhz < kMisleadingClockFraction * *g.clocks.sm_max_mhz;
+  if (!low_power && !low_clock) return false;
+  std::vector<std::string> how;
+  if (g.power.draw_w && pf) {
+    const double limit = *g.power.draw_w / *pf;
+    how.push_back(
+        fmt::format("draws {}/{} W ({} %)", watts(*g.power.draw_w), watts(limit), percent(*pf)));
+  }
+  if (g.clocks.sm_mhz) {
+    std::string clock = fmt::format("at {} MHz", *g.clocks.sm_mhz);
+    if (g.clocks.sm_max_mhz) clock += fmt::format(" of max {} MHz", *g.clocks.sm_max_mhz);
+    how.push_back(std::move(clock));
+  }
+  e.add("utilization-misleading", Severity::kWarning, {gpu_subject(g.index)},
+        fmt::format("{} reports {} % utilisation but {}: it is waiting (e.g. spinning in a "
+                    "collective), not computing",
+                    gpu_subject(g.index), *g.utilization.gpu_pct, join(how, " ")));
+  return true;
+}
+
+void check_clocks(const Context& c, const GpuFacts& g, bool busy, bool thermal, PowerState power,
+                  Emitter& e) {
+  const Clocks& k = g.clocks;
+  // Idle GPUs downclock on purpose; an unknown max gives nothing to compare with.
+  if (!busy || is_idle(c.facts, g, c.t) || !k.sm_mhz || !k.sm_max_mhz || *k.sm_max_mhz <= 0) return;
+  const auto& active = g.clock_events.active;
+  if (active.size() == 1 && active[0] == "idle") return;
+  const double fraction = static_cast<double>(*k.sm_mhz) / *k.sm_max_mhz;
+  if (fraction >= c.t.clocks_below_fraction) return;
+  std::string why;
+  std::vector<std::string> explained;
+  if (thermal) explained.emplace_back("thermal-throttle");
+  if (power != PowerState::kNone)
+    explained.emplace_back(power == PowerState::kAtRatedLimit ? "running at the rated power limit"
+                                                              : "power-throttle");
+  if (!explained.empty())
+    why = "; explained by " + join(explained, " and ");
+  else if (!active.empty())
+    why = "; active reasons: " + join(active, ", ");
+  else
+    why = "; no clock-event reason reported";
+  const std::string load = load_phrase(g);
+  // A busy GPU holding its rated power limit trades clocks for watts by design.
+  const Severity severity =
+      !thermal && power == PowerState::kAtRatedLimit ? Severity::kInfo : Severity::kWarning;
+  e.add("clocks-below-target", severity, {gpu_subject(g.index)},
+        fmt::format("{} SM clock {} MHz of max {} MHz ({} %) while busy{}{}", gpu_subject(g.index),
+                    *k.sm_mhz, *k.sm_max_mhz, percent(fraction),
+                    load.empty() ? "" : " (" + load + ")", why));
+}
+
+void check_ecc(const GpuFacts& g, Emitter& e) {
+  const Ecc& ecc = g.ecc;
+  // ECC off (or a consumer card without it): the counters mean nothing. Only say when it is
+  // about to change, since that changes the memory size and speed after the next reset.
+  if (ecc.enabled && !*ecc.enabled) {
+    if (ecc.pending_enabled && *ecc.pending_enabled)
+      e.note(gpu_subject(g.index) + ": ECC is off now and will be on after the next GPU reset");
+    return;
+  }
+  Severity sev = Severity::kOk;
+  std::vector<std::string> parts;
+  auto raise = [&](Severity s) { sev = std::max(sev, s); };
+  const auto& vol = ecc.volatile_counts;
+  const auto& agg = ecc.aggregate_counts;
+  if (vol.uncorrected && *vol.uncorrected > 0) {
+    raise(Severity::kCritical);
+    parts.push_back(fmt::format("{} uncorrectable errors since the driver loaded (volatile)",
+                                *vol.uncorrected));
+  }
+  if (agg.uncorrected && *agg.uncorrected > 0) {
+    raise(Severity::kCritical);
+    parts.push_back(fmt::format("{} uncorrectable errors lifetime (aggregate)", *agg.uncorrected));
+  }
+  if (ecc.remapping_failed && *ecc.remapping_failed) {
+    raise(Severity::kCritical);
+    parts.push_back("row remapping failed");
+  }
+  if (ecc.retired_pages_dbe && *ecc.retired_pages_dbe > 0) {
+    raise(Severity::kCritical);
+    parts.push_back(fmt::format("{} pages retired for double-bit errors", *ecc.retired_pages_dbe));
+  }
+  if (ecc.remapping_pending && *ecc.remapping_pending) {
+    raise(Severity::kWarning);
+    parts.push_back("row remapping pending (reset the GPU to apply)");
+  }
+  if (ecc.retired_pages_pending && *ecc.retired_pages_pending) {
+    raise(Severity::kWarning);
+    parts.push_back("page retirement pending (reset the GPU to apply)");
+  }
+  // Corrected errors: whether they are recent (volatile) or old (aggregate only) is the
+  // difference between "marginal now" and "had a bad day once".
+  const bool vol_corr = vol.corrected && *vol.corrected > 0;
+  const bool agg_corr = agg.corrected && *agg.corrected > 0;
+  if (vol_corr || agg_corr) {
+    raise(Severity::kWarning);
+    std::vector<std::string> corr;
+    if (agg.corrected) corr.push_back(fmt::format("{} lifetime (aggregate)", *agg.corrected));
+    if (vol.corrected)
+      corr.push_back(fmt::format("{} since the driver loaded (volatile)", *vol.corrected));
+    parts.push_back("corrected (single-bit) errors: " + join(corr, ", "));
+  }
+  if (sev == Severity::kOk) return;
+  std::vector<std::string> context;
+  if (ecc.retired_pages_sbe && *ecc.retired_pages_sbe > 0)
+    context.push_back(
+        fmt::format("{} pages retired for single-bit errors", *ecc.retired_pages_sbe));
+  if (ecc.remapped_rows_correctable || ecc.remapped_rows_uncorrectable)
+    context.push_back(fmt::format("remapped rows: {} correctable, {} uncorrectable",
+                                  ecc.remapped_rows_correctable.value_or(0),
+                                  ecc.remapped_rows_uncorrectable.value_or(0)));
+  std::string evidence = gpu_subject(g.index) + " ECC: " + join(parts, "; ");
+  if (!context.empty()) evidence += " (" + join(context, "; ") + ")";
+  e.add("ecc-errors", sev, {gpu_subject(g.index)}, std::move(evidence));
+}
+
+// ---------------------------------------------------------------- Xid events
+
+// "Now" for Xid ages, one clock at a time: the caller's, else the capture's, else the latest
+// event's (an offline paste with no clock of its own is judged against itself).
+struct XidClock {
+  std::optional<std::int64_t> unix_now;
+  std::string unix_label;
+  bool unix_from_events = false;
+  std::optional<double> uptime_now;
+  std::string uptime_label;
+  bool uptime_from_events = false;
+};
+
+XidClock xid_clock(const Context& c) {
+  const Facts& f = c.facts;
+  XidClock k;
+  if (c.options.now_unix) {
+    k.unix_now = c.options.now_unix;
+    k.unix_label = "before now";
+  } else if (f.host.collected_unix) {
+    k.unix_now = f.host.collected_unix;
+    k.unix_label = "before the capture";
+  } else {
+    for (const auto& x : f.kernel_log.xids)
+      if (x.unix_time && (!k.unix_now || *x.unix_time > *k.unix_now)) k.unix_now = x.unix_time;
+    k.unix_label = "before the latest Xid in the log";
+    k.unix_from_events = true;
+  }
+  if (c.options.now_uptime_s) {
+    k.uptime_now = c.options.now_uptime_s;
+    k.uptime_label = "before now";
+  } else if (f.host.uptime_s) {
+    k.uptime_now = f.host.uptime_s;
+    k.uptime_label = "before the capture";
+  } else {
+    for (const auto& x : f.kernel_log.xids)
+      if (x.uptime_s && (!k.uptime_now || *x.uptime_s > *k.uptime_now)) k.uptime_now = x.uptime_s;
+    k.uptime_label = "before the latest Xid in the log";
+    k.uptime_from_events = true;
+  }
+  return k;
+}
+
+enum class When { kRecent, kHistory, kEarlierBoot, kUnknown };
+
+struct Placed {
+  When when = When::kUnknown;
+  std::string stamp;  // "2026-01-13 09:41:02 UTC", "uptime 3000 s"
+  std::string age;    // "5 min before the capture"; empty when it would say nothing
+};
+
+Placed place(const XidEvent& x, const XidClock& k, double window_s) {
+  Placed p;
+  // An age measured against the event itself ("0 s before the latest Xid") says nothing.
+  auto age_phrase = [](double age, bool self_clock, const std::string& label) {
+    return self_clock && age <= 0 ? std::string() : age_text(age) + " " + label;
+  };
+  if (x.unix_time && k.unix_now) {
+    const double age = std::max<double>(0, static_cast<double>(*k.unix_now - *x.unix_time));
+    p.when = age > window_s ? When::kHistory : When::kRecent;
+    p.stamp = utc_text(*x.unix_time);
+    p.age = age_phrase(age, k.unix_from_events, k.unix_label);
+    return p;
+  }
+  if (x.uptime_s && k.uptime_now) {
+    p.stamp = fmt::format("uptime {} s", format_number(*x.uptime_s, 0));
+    // Uptime restarts at each boot: an event "later" than now happened before the last boot.
+    if (*x.uptime_s > *k.uptime_now + 1) {
+      p.when = When::kEarlierBoot;
+      p.age = "from an earlier boot";
+      return p;
+    }
+    const double age = std::max(0.0, *k.uptime_now - *x.uptime_s);
+    p.when = age > window_s ? When::kHistory : When::kRecent;
+    p.age = age_phrase(age, k.uptime_from_events, k.uptime_label);
+    return p;
+  }
+  return p;
+}
+
+const char* origin_phrase(const capture::XidInfo* info) {
+  if (!info) return "unknown code";
+  if (info->origin == capture::XidOrigin::kApplication) return "usually the application";
+  return capture::xid_origin_name(info->origin);
+}
+
+void check_xids(const Context& c, Emitter& e) {
+  const Facts& f = c.facts;
+  if (f.kernel_log.xids.empty()) return;
+  const XidClock clock = xid_clock(c);
+  const double window_s = c.t.xid_window_h * 3600;
+
+  struct Group {
+    int code = 0;
+    std::string subject;
+    std::optional<std::string> bus;
+    int recent = 0, history = 0, earlier_boot = 0, unknown = 0;
+    const XidEvent* last = nullptr;  // the latest placed one, else the last seen
+    Placed last_placed;
+  };
+  std::vector<Group> groups;  // first-seen order
+  for (const auto& x : f.kernel_log.xids) {
+    const GpuFacts* g = x.gpu ? find_gpu(f, *x.gpu) : nullptr;
+    if (!g && x.pci_bus_id) g = find_gpu_by_bus(f, *x.pci_bus_id);
+    std::string subject = x.gpu          ? gpu_subject(*x.gpu)
+                          : g            ? gpu_subject(g->index)
+                          : x.pci_bus_id ? *x.pci_bus_id
+                                         : std::string("kernel log");
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& gr) {
+      return gr.code == x.code && gr.subject == subject;
+    });
+    if (it == groups.end()) {
+      groups.push_back({});
+      it = groups.end() - 1;
+      it->code = x.code;
+      it->subject = subject;
+    }
+    Group& gr = *it;
+    if (!gr.bus) gr.bus = x.pci_bus_id ? x.pci_bus_id : g ? g->pci_bus_id : std::nullopt;
+    const Placed p = place(x, clock, window_s);
+    switch (p.when) {
+      case When::kRecent:
+        ++gr.recent;
+        break;
+      case When::kHistory:
+        ++gr.history;
+        break;
+      case When::kEarlierBoot:
+        ++gr.earlier_boot;
+        break;
+      case When::kUnknown:
+        ++gr.unknown;
+        break;
+    }
+    // Keep the newest placed event as "last": a later unplaced line must not hide its age.
+    auto newer = [&](const XidEvent& a, const XidEvent& b) {
+      if (a.unix_time && b.unix_time) return *a.unix_time >= *b.unix_time;
+      if (a.uptime_s && b.uptime_s) return *a.uptime_s >= *b.uptime_s;
+      return true;  // log order
+    };
+    if (!gr.last || (p.when != When::kUnknown &&
+                     (gr.last_placed.when == When::kUnknown || newer(x, *gr.last)))) {
+      gr.last = &x;
+      gr.last_placed = p;
+    }
+  }
+
+  for (const auto& gr : groups) {
+    const capture::XidInfo* info = capture::find_xid(gr.code);
+    const Severity table = info ? severity_from_table(info->severity) : Severity::kWarning;
+    // Old events and events of an earlier boot are history: they explain, they do not alarm.
+    const bool current = gr.recent + gr.unknown > 0;
+    const Severity sev = current ? table : Severity::kInfo;
+    const int n = gr.recent + gr.history + gr.earlier_boot + gr.unknown;
+
+    std::string evidence = fmt::format("Xid {} ×{} on {}", gr.code, n, gr.subject);
+    if (gr.bus && *gr.bus != gr.subject) evidence += " (" + *gr.bus + ")";
+    evidence +=
+        fmt::format(" — {} ({})", info ? info->name : "unknown Xid code", origin_phrase(info));
+    const Placed& last = gr.last_placed;
+    if (last.when == When::kUnknown) {
+      evidence += "; time unknown";
+    } else if (!current) {
+      evidence +=
+          "; history: " + (last.age.empty() ? "older" : last.age) + " (last at " + last.stamp + ")";
+    } else {
+      evidence += "; last at " + last.stamp + (last.age.empty() ? "" : ", " + last.age);
+    }
+    if (n > 1 &&
+        (gr.recent > 0) + (gr.history > 0) + (gr.earlier_boot > 0) + (gr.unknown > 0) > 1) {
+      std::vector<std::string> split_counts;
+      if (gr.recent)
+        split_counts.push_back(
+            fmt::format("{} within {} h", gr.recent, format_number(c.t.xid_window_h, 0)));
+      if (gr.history) split_counts.push_back(fmt::format("{} older", gr.history));
+      if (gr.earlier_boot)
+        split_counts.push_back(fmt::format("{} from an earlier boot", gr.earlier_boot));
+      if (gr.unknown) split_counts.push_back(fmt::format("{} with unknown time", gr.unknown));
+      evidence += " (" + join(split_counts, ", ") + ")";
+    }
+    if (gr.last && !gr.last->message.empty()) evidence += ": \"" + quote(gr.last->message) + "\"";
+
+    Finding finding;
+    finding.id = "xid-error";
+    finding.severity = sev;
+    finding.subjects = {gr.subject};
+    finding.evidence = std::move(evidence);
+    if (info)
+      finding.decision_note = fmt::format("Xid {} ({}): {} NVIDIA's action: {}.", gr.code,
+                                          info->mnemonic, info->meaning, info->action);
+    e.add(std::move(finding));
+  }
+}
+
+// ---------------------------------------------------------------- drift over time
+
+void check_drift(const Context& c, Emitter& e) {
+  std::map<int, std::vector<const GpuSample*>> by_gpu;
+  for (const auto& s : c.facts.samples) {
+    if (!s.sm_mhz) continue;
+    // Only samples under load: a GPU that went idle halfway has "lower clocks" for a reason.
+    if (s.util_pct && *s.util_pct < c.t.busy_util_pct) continue;
+    by_gpu[s.gpu].push_back(&s);
+  }
+  for (auto& [gpu, v] : by_gpu) {
+    std::stable_sort(v.begin(), v.end(),
+                     [](const GpuSample* a, const GpuSample* b) { return a->t_s < b->t_s; });
+    if (v.size() < kMinDriftSamples) continue;
+    const double span = v.back()->t_s - v.front()->t_s;
+    if (span < kMinDriftSpanS) continue;
+    const std::size_t q = v.size() / 4;
+    auto quarter = [&](std::size_t from, auto field) {
+      std::vector<double> xs;
+      for (std::size_t i = from; i < from + q; ++i)
+        if (auto x = field(*v[i])) xs.push_back(static_cast<double>(*x));
+      return median(std::move(xs));
+    };
+    auto sm = [](const GpuSample& s) { return s.sm_mhz; };
+    const auto first = quarter(0, sm);
+    const auto last = quarter(v.size() - q, sm);
+    if (!first || !last || *first <= 0) continue;
+    const double fall = (*first - *last) / *first;
+    if (fall < c.t.clock_drift_fraction) continue;
+    const double head_s = v[q - 1]->t_s - v.front()->t_s;
+    const double tail_s = v.back()->t_s - v[v.size() - q]->t_s;
+    std::string evidence = fmt::format(
+        "{} SM clock fell from a median {} MHz over the first {} min to {} MHz over the last {} "
+        "min (−{} %) across {} min of load ({} busy samples)",
+        gpu_subject(gpu), format_number(*first, 0), format_number(head_s / 60),
+        format_number(*last, 0), format_number(tail_s / 60), percent(fall),
+        format_number(span / 60), v.size());
+    auto temp = [](const GpuSample& s) { return s.gpu_c; };
+    auto power = [](const GpuSample& s) { return s.power_w; };
+    const auto t0 = quarter(0, temp), t1 = quarter(v.size() - q, temp);
+    if (t0 && t1)
+      evidence +=
+          fmt::format("; temperature {} → {} °C", format_number(*t0, 0), format_number(*t1, 0));
+    const auto p0 = quarter(0, power), p1 = quarter(v.size() - q, power);
+    if (p0 && p1)
+      evidence += fmt::format("; power {} → {} W", format_number(*p0, 0), format_number(*p1, 0));
+    e.add("clocks-degrade-over-time", Severity::kWarning, {gpu_subject(gpu)}, std::move(evidence));
+  }
+}
+
+}  // namespace
+
+void check_inventory(const Context& c, Emitter& e) {
+  check_gpu_count(c, e);
+  check_unresponsive(c, e);
+  check_heterogeneous(c, e);
+  check_driver_slow(c, e);
+}
+
+void check_gpu_health(const Context& c, Emitter& e) {
+  for (const auto& g : c.facts.gpus) {
+    // A GPU that stopped answering holds whatever was read before: its load and clocks may
+    // be stale or zero, so only what stays true of it (temperature seen, ECC counts) is
+    // judged; gpu-unresponsive already says the rest.
+    if (g.unresponsive) {
+      check_thermal(c, g, e);
+      check_ecc(g, e);
+      continue;
+    }
+    const bool busy = is_busy(c.facts, g, c.t);
+    const bool thermal = check_thermal(c, g, e);
+    const PowerState power = check_power(c, g, busy, e);
+    // A GPU "100 % busy" at a low clock and low power is waiting, not throttled: the clock is
+    // low because it has nothing to compute, so clocks-below-target would send the reader
+    // after a cooling or power problem that does not exist.
+    const bool waiting = check_misleading(c, g, e);
+    if (!waiting) check_clocks(c, g, busy, thermal, power, e);
+    check_ecc(g, e);
+  }
+  check_xids(c, e);
+  check_drift(c, e);
+}
+
+}  // namespace gpuvet::rules

@@ -1,0 +1,679 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "rules/expectations.h"
+#include "rules/rule.h"
+
+namespace gpuvet::rules {
+namespace {
+
+// ---------------------------------------------------------------- fixtures
+
+GpuFacts gpu(int index, const char* name, int gen_max, int width_max) {
+  GpuFacts g;
+  g.index = index;
+  g.name = name;
+  g.pcie.gen_max = gen_max;
+  g.pcie.width_max = width_max;
+  g.pcie.gen_current = gen_max;
+  g.pcie.width_current = width_max;
+  return g;
+}
+
+GpuPair pair(int a, int b, PathType path, std::optional<int> nvlinks = std::nullopt) {
+  GpuPair p;
+  p.a = a;
+  p.b = b;
+  p.path = path;
+  p.nvlinks = nvlinks;
+  return p;
+}
+
+Measurement bw(const char* tool, const char* test, std::optional<int> src, std::optional<int> dst,
+               double gbps, std::optional<std::uint64_t> size = std::nullopt) {
+  Measurement m;
+  m.tool = tool;
+  m.test = test;
+  m.src_gpu = src;
+  m.dst_gpu = dst;
+  m.bandwidth_gbps = gbps;
+  m.size_bytes = size;
+  return m;
+}
+
+ScaleRun run(const char* workload, const char* preset, int gpus, std::optional<double> thr,
+             std::optional<double> comm = std::nullopt) {
+  ScaleRun r;
+  r.workload = workload;
+  r.preset = preset;
+  r.gpus = gpus;
+  r.throughput = thr;
+  r.comm_share = comm;
+  return r;
+}
+
+ScaleRun infer(int gpus, double thr, double p50, double p99) {
+  ScaleRun r = run("infer", "decoder", gpus, thr);
+  r.p50_ms = p50;
+  r.p99_ms = p99;
+  return r;
+}
+
+struct Check {
+  Facts f;
+  Thresholds t;
+  DiagnoseOptions o;
+  Emitter e;
+
+  Emitter& go() {
+    Context c{f, t, o};
+    check_measurements(c, e);
+    return e;
+  }
+  std::vector<const Finding*> with(std::string_view id) const {
+    std::vector<const Finding*> out;
+    for (const auto& x : e.findings())
+      if (x.id == id) out.push_back(&x);
+    return out;
+  }
+  const Finding* one(std::string_view id) const {
+    auto v = with(id);
+    return v.size() == 1 ? v.front() : nullptr;
+  }
+  bool noted(std::string_view word) const {
+    return std::any_of(e.notes().begin(), e.notes().end(),
+                       [&](const std::string& n) { return n.find(word) != std::string::npos; });
+  }
+};
+
+bool has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
+
+// A 2×H200 box, Gen5 x16 each, joined by NV18.
+Check h200_pair() {
+  Check c;
+  c.f.gpus = {gpu(0, "NVIDIA H200", 5, 16), gpu(1, "NVIDIA H200", 5, 16)};
+  c.f.pairs = {pair(0, 1, PathType::kNVLink, 18)};
+  return c;
+}
+
+// ================================================================ expectation tables
+
+TEST(MeasurementRulesExpectations, PcieTheoreticalAndPractical) {
+  auto g5 = expected_pcie(5, 16);
+  ASSERT_TRUE(g5);
+  EXPECT_NEAR(g5->theoretical_gbps, 63.0, 0.05);
+  EXPECT_NEAR(g5->practical_gbps, 63.0 * 0.85, 0.1);
+  // The H200 reference figure (nvbandwidth 53.9 GB/s) sits at the practical expectation.
+  EXPECT_NEAR(53.9 / g5->theoretical_gbps, kPciePracticalEfficiency, 0.02);
+  EXPECT_NEAR(expected_pcie(4, 16)->theoretical_gbps, 31.5, 0.05);
+  EXPECT_NEAR(expected_pcie(3, 8)->theoretical_gbps, 7.88, 0.01);
+  EXPECT_NEAR(expected_pcie(2, 16)->theoretical_gbps, 8.0, 0.01);
+  EXPECT_FALSE(expected_pcie(7, 16));
+  EXPECT_FALSE(expected_pcie(4, 0));
+}
+
+TEST(MeasurementRulesExpectations, HostDeviceUsesTheMaximumLink) {
+  GpuFacts g = gpu(0, "NVIDIA H200", 5, 16);
+  g.pcie.width_current = 8;  // trained down: the expectation stays x16
+  auto e = expected_host_device(g);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->gen, 5);
+  EXPECT_EQ(e->width, 16);
+  g.pcie.width_max.reset();
+  EXPECT_FALSE(expected_host_device(g));
+}
+
+TEST(MeasurementRulesExpectations, NvlinkRateByModelAndVersion) {
+  EXPECT_EQ(nvlink_link_gbps_for_model("NVIDIA H200"), 25.0);
+  EXPECT_EQ(nvlink_link_gbps_for_model("NVIDIA H100 80GB HBM3"), 25.0);
+  EXPECT_EQ(nvlink_link_gbps_for_model("NVIDIA A100-SXM4-80GB"), 25.0);
+  EXPECT_EQ(nvlink_link_gbps_for_model("Tesla V100-SXM2-32GB"), 25.0);
+  EXPECT_EQ(nvlink_link_gbps_for_model("Tesla P100-SXM2-16GB"), 20.0);
+  EXPECT_EQ(nvlink_link_gbps_for_model("NVIDIA B200"), 50.0);
+  EXPECT_EQ(nvlink_link_gbps_for_model("nvidia gb200"), 50.0);
+  EXPECT_FALSE(nvlink_link_gbps_for_model("NVIDIA L40S"));
+  EXPECT_FALSE(nvlink_link_gbps_for_model("NVIDIA GeForce RTX 4090"));
+  EXPECT_EQ(nvlink_link_gbps_for_version(1), 20.0);
+  EXPECT_EQ(nvlink_link_gbps_for_version(3), 25.0);
+  EXPECT_EQ(nvlink_link_gbps_for_version(4), 25.0);
+  EXPECT_EQ(nvlink_link_gbps_for_version(5), 50.0);
+  EXPECT_FALSE(nvlink_link_gbps_for_version(0));
+  EXPECT_FALSE(nvlink_link_gbps_for_version(9));
+}
+
+TEST(MeasurementRulesExpectations, PeerOverNvlink) {
+  Check c = h200_pair();
+  auto e = expected_peer(c.f, c.f.pairs[0]);
+  ASSERT_TRUE(e);
+  EXPECT_DOUBLE_EQ(e->gbps, 450);
+  EXPECT_TRUE(has(e->basis, "18 links × 25 GB/s")) << e->basis;
+
+  // The links' own reported rate wins over the model.
+  for (auto& g : c.f.gpus)
+    for (int l = 0; l < 18; ++l) {
+      NvLink link;
+      link.link = l;
+      link.active = true;
+      link.remote_gpu = 1 - g.index;
+      link.speed_gbps = 26.562;
+      g.nvlinks.push_back(link);
+    }
+  EXPECT_NEAR(expected_peer(c.f, c.f.pairs[0])->gbps, 18 * 26.562, 1e-9);
+
+  // No NV# count: the active links between the two count.
+  c.f.pairs[0].nvlinks.reset();
+  c.f.gpus[0].nvlinks[17].active = false;
+  c.f.gpus[1].nvlinks.resize(12);
+  EXPECT_NEAR(expected_peer(c.f, c.f.pairs[0])->gbps, 17 * 26.562, 1e-9);
+
+  // Unknown model, no rates, no version: 25 GB/s assumed.
+  Facts bare;
+  bare.pairs = {pair(0, 1, PathType::kNVLink, 4)};
+  auto b = expected_peer(bare, bare.pairs[0]);
+  ASSERT_TRUE(b);
+  EXPECT_DOUBLE_EQ(b->gbps, 100);
+  EXPECT_TRUE(has(b->basis, "assumed")) << b->basis;
+
+  // No count anywhere: no expectation.
+  bare.pairs[0].nvlinks.reset();
+  EXPECT_FALSE(expected_peer(bare, bare.pairs[0]));
+}
+
+TEST(MeasurementRulesExpectations, PeerOverPcieByPathType) {
+  Facts f;
+  f.gpus = {gpu(0, "NVIDIA RTX A6000", 4, 16), gpu(1, "NVIDIA RTX A6000", 4, 16)};
+  const double link = *pcie_gbps(4, 16);
+  f.pairs = {pair(0, 1, PathType::kPIX)};
+  EXPECT_DOUBLE_EQ(expected_peer(f, f.pairs[0])->gbps, link);
+  f.pairs[0].path = PathType::kPXB;
+  EXPECT_DOUBLE_EQ(expected_peer(f, f.pairs[0])->gbps, link);
+  f.pairs[0].path = PathType::kPHB;
+  EXPECT_DOUBLE_EQ(expected_peer(f, f.pairs[0])->gbps, link * kHostBridgePeerFactor);
+  f.pairs[0].path = PathType::kNODE;
+  EXPECT_DOUBLE_EQ(expected_peer(f, f.pairs[0])->gbps, link * kHostBridgePeerFactor);
+  f.pairs[0].path = PathType::kSYS;
+  EXPECT_DOUBLE_EQ(expected_peer(f, f.pairs[0])->gbps, link * kCrossSocketPeerFactor);
+  EXPECT_LT(kCrossSocketPeerFactor, kHostBridgePeerFactor);
+  EXPECT_LT(kHostBridgePeerFactor, 1.0);
+
+  // The slower GPU's link sets it.
+  f.pairs[0].path = PathType::kPIX;
+  f.gpus[1].pcie.width_max = 8;
+  auto e = expected_peer(f, f.pairs[0]);
+  EXPECT_DOUBLE_EQ(e->gbps, *pcie_gbps(4, 8));
+  EXPECT_TRUE(has(e->basis, "Gen4 x8")) << e->basis;
+
+  f.gpus[1].pcie.gen_max.reset();
+  EXPECT_FALSE(expected_peer(f, f.pairs[0]));
+  f.gpus[1].pcie.gen_max = 4;
+  f.pairs[0].path = PathType::kUnknown;
+  EXPECT_FALSE(expected_peer(f, f.pairs[0]));
+}
+
+TEST(MeasurementRulesExpectations, DeviceMemoryByModel) {
+  auto peak = [](const char* name) {
+    auto e = expected_device_memory(name);
+    return e ? e->peak_gbps : -1.0;
+  };
+  EXPECT_EQ(peak("NVIDIA H200"), 4800);
+  EXPECT_EQ(peak("NVIDIA H200 NVL"), 4800);
+  EXPECT_EQ(peak("NVIDIA H100 80GB HBM3"), 3350);
+  EXPECT_EQ(peak("NVIDIA H100 PCIe"), 2000);
+  EXPECT_EQ(peak("NVIDIA H100 NVL"), 3900);
+  EXPECT_EQ(peak("NVIDIA A100-SXM4-80GB"), 2039);
+  EXPECT_EQ(peak("NVIDIA A100 80GB PCIe"), 1935);
+  EXPECT_EQ(peak("NVIDIA A100-SXM4-40GB"), 1555);
+  EXPECT_EQ(peak("NVIDIA A100-PCIE-40GB"), 1555);
+  EXPECT_EQ(peak("NVIDIA L40S"), 864);
+  EXPECT_EQ(peak("NVIDIA A10"), 600);
+  EXPECT_EQ(peak("NVIDIA A10G"), 600);
+  EXPECT_EQ(peak("Tesla V100-SXM2-32GB"), 900);
+  EXPECT_EQ(peak("nvidia h200"), 4800);
+  EXPECT_EQ(peak("NVIDIA A100"), -1);  // 40 or 80 GB: the name does not say
+  EXPECT_EQ(peak("NVIDIA GH200 480GB"), -1);
+  EXPECT_EQ(peak("NVIDIA GeForce RTX 4090"), -1);
+  EXPECT_EQ(peak(""), -1);
+
+  // A copy reads and writes: nvbandwidth's device_local_copy on an H200 (2091.5 GB/s, counted
+  // once) lies between the practical and the theoretical copy figure.
+  auto h200 = *expected_device_memory("NVIDIA H200");
+  EXPECT_EQ(h200.model, "H200");
+  EXPECT_DOUBLE_EQ(h200.copy_gbps, 2400);
+  EXPECT_LE(h200.practical_copy_gbps, 2091.5);
+  EXPECT_GE(h200.copy_gbps, 2091.5);
+}
+
+// ================================================================ h2d-bandwidth-low
+
+TEST(MeasurementRules, H2dOnHealthyGen5LinkIsQuiet) {
+  Check c = h200_pair();
+  c.f.measurements = {bw("nvbandwidth", "host_to_device_memcpy_ce", std::nullopt, 0, 55.0),
+                      bw("nvbandwidth", "device_to_host_memcpy_ce", 0, std::nullopt, 54.3)};
+  c.go();
+  EXPECT_TRUE(c.e.findings().empty());
+}
+
+TEST(MeasurementRules, H2dFarUnderTheLinkFires) {
+  Check c = h200_pair();
+  c.f.measurements = {bw("nvbandwidth", "host_to_device_memcpy_ce", std::nullopt, 0, 55.0),
+                      bw("nvbandwidth", "host_to_device_memcpy_ce", std::nullopt, 1, 11.2)};
+  c.go();
+  ASSERT_EQ(c.e.findings().size(), 1u);
+  const Finding& f = c.e.findings()[0];
+  EXPECT_EQ(f.id, "h2d-bandwidth-low");
+  EXPECT_EQ(f.severity, Severity::kWarning);
+  EXPECT_EQ(f.subjects, std::vector<std::string>{"GPU1"});
+  EXPECT_TRUE(has(f.evidence,
+                  "GPU1 host→device 11.2 GB/s; a Gen5 x16 link carries 63.0 GB/s per direction "
+                  "(18 %)"))
+      << f.evidence;
+  EXPECT_TRUE(has(f.evidence, "the link reads Gen5 x16 now")) << f.evidence;
+  EXPECT_TRUE(has(f.evidence, "nvbandwidth host_to_device_memcpy_ce")) << f.evidence;
+}
+
+TEST(MeasurementRules, H2dJudgedAgainstTheMaximumLinkNotTheDegradedOne) {
+  Check c = h200_pair();
+  c.f.gpus[0].pcie.width_current = 4;  // a Gen5 x4 link carries ~15.8: 14 GB/s "fits" it
+  c.f.measurements = {bw("gpuvet", "host_to_device_ce", std::nullopt, 0, 14.0)};
+  c.go();
+  const Finding* f = c.one("h2d-bandwidth-low");
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(has(f->evidence, "a Gen5 x16 link carries 63.0")) << f->evidence;
+  EXPECT_TRUE(has(f->evidence, "the link reads Gen5 x4 now")) << f->evidence;
+}
+
+TEST(MeasurementRules, H2dBothDirectionsInOneFinding) {
+  Check c = h200_pair();
+  c.f.measurements = {bw("gpuvet", "host_to_device_ce", std::nullopt, 0, 11.2),
+                      bw("gpuvet", "device_to_host_ce", 0, std::nullopt, 12.6)};
+  c.go();
+  const Finding* f = c.one("h2d-bandwidth-low");
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(has(f->evidence, "GPU0 host→device 11.2 GB/s (18 %), device→host 12.6 GB/s (20 %)"))
+      << f->evidence;
+}
+
+TEST(MeasurementRules, H2dBestSizeCountsAndTinyTransfersAreNotJudged) {
+  Check c;
+  c.f.gpus = {gpu(0, "NVIDIA H200", 5, 16)};
+  // bandwidthTest range mode: the 1 kB row is latency, the 32 MB row is the link. The sole GPU
+  // owns figures that do not name one.
+  c.f.measurements = {
+      bw("bandwidthTest", "host_to_device_pinned", std::nullopt, std::nullopt, 0.4, 1000),
+      bw("bandwidthTest", "host_to_device_pinned", std::nullopt, std::nullopt, 52.0, 32000000),
+      bw("bandwidthTest", "device_to_host_pinned", std::nullopt, std::nullopt, 0.3, 1000)};
+  c.go();
+  EXPECT_TRUE(c.e.findings().empty());
+
+  // Only a low bulk figure: it fires, and the single GPU is the subject.
+  Check d;
+  d.f.gpus = c.f.gpus;
+  d.f.measurements = {
+      bw("bandwidthTest", "device_to_host_pinned", std::nullopt, std::nullopt, 9.9, 32000000)};
+  d.go();
+  const Finding* f = d.one("h2d-bandwidth-low");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->subjects, std::vector<std::string>{"GPU0"});
+  EXPECT_TRUE(has(f->evidence, "device→host 9.9 GB/s")) << f->evidence;
+
+  // Only tiny transfers: nothing judged, said so.
+  Check s;
+  s.f.gpus = c.f.gpus;
+  s.f.measurements = {bw("bandwidthTest", "host_to_device_pinned", std::nullopt, 0, 0.4, 1000)};
+  s.go();
+  EXPECT_TRUE(s.e.findings().empty());
+  EXPECT_TRUE(s.noted("too small")) << (s.e.notes().empty() ? "" : s.e.notes()[0]);
+}
+
+TEST(MeasurementRules, H2dIgnoresSmPageableAndBidirectionalFigures) {
+  Check c = h200_pair();
+  Measurement bidir =
+      bw("nvbandwidth", "host_to_device_bidirectional_memcpy_ce", std::nullopt, 0, 9);
+  bidir.note = "bidirectional";
+  Measurement sum = bw("nvbandwidth", "host_to_device_memcpy_ce", std::nullopt, std::nullopt, 9);
+  sum.note = "sum";
+  c.f.measurements = {bw("nvbandwidth", "host_to_device_memcpy_sm", std::nullopt, 0, 35.2),
+                      bw("bandwidthTest", "host_to_device_pageable", std::nullopt, 1, 9.0), bidir,
+                      sum};
+  c.go();
+  EXPECT_TRUE(c.e.findings().empty());
+}
+
+TEST(MeasurementRules, H2dUnknownLinkIsANoteNotAFinding) {
+  Check c = h200_pair();
+  for (auto& g : c.f.gpus) g.pcie = PcieLink{};
+  c.f.measurements = {bw("nvbandwidth", "host_to_device_memcpy_ce", std::nullopt, 0, 1.0),
+                      bw("nvbandwidth", "host_to_device_memcpy_ce", std::nullopt, 1, 1.0)};
+  c.go();
+  EXPECT_TRUE(c.e.findings().empty());
+  ASSERT_EQ(c.e.notes().size(), 1u);
+  EXPECT_TRUE(has(c.e.notes()[0], "GPU0, GPU1")) << c.e.notes()[0];
+  EXPECT_TRUE(has(c.e.notes()[0], "unknown")) << c.e.notes()[0];
+}
+
+TEST(MeasurementRules, H2dFollowsTheThreshold) {
+  Check c = h200_pair();
+  c.t.h2d_fraction = 0.9;
+  c.f.measurements = {bw("nvbandwidth", "host_to_device_memcpy_ce", std::nullopt, 0, 55.0)};
+  c.go();
+  EXPECT_TRUE(c.one("h2d-bandwidth-low"));
+}
+
+// ================================================================ p2p-bandwidth-low
+
+TEST(MeasurementRules, P2pHealthyNvlinkIsQuiet) {
+  Check c = h200_pair();
+  c.f.measurements = {bw("nvbandwidth", "device_to_device_memcpy_read_ce", 0, 1, 389.2),
+                      bw("nvbandwidth", "device_to_device_memcpy_write_ce", 1, 0, 390.1)};
+  c.go();
+  EXPECT_TRUE(c.e.findings().empty());
+}
+
+TEST(MeasurementRules, P2pFarUnderNvlinkFiresAndSaysRoutedViaHost) {
+  Check c = h200_pair();
+  c.f.pairs[0].p2p_read = P2PStatus::kChipsetNotSupported;
+  c.f.measurements = {bw("nvbandwidth", "device_to_device_memcpy_read_ce", 0, 1, 20.0),
+                      bw("nvbandwidth", "device_to_device_memcpy_read_ce", 1, 0, 19.5)};
+  c.go();
+  ASSERT_EQ(c.e.findings().size(), 1u);
+  const Finding& f = c.e.findings()[0];
+  EXPECT_EQ(f.id, "p2p-bandwidth-low");
+  EXPECT_EQ(f.severity, Severity::kWarning);
+  EXPECT_EQ(f.subjects, std::vector<std::string>{"GPU0-GPU1"});
+  EXPECT_TRUE(has(f.evidence, "GPU0→GPU1 20.0 GB/s")) << f.evidence;
+  EXPECT_TRUE(has(f.evidence, "path NV18 ≈ 450 GB/s expected")) << f.evidence;
+  EXPECT_TRUE(has(f.evidence, "4 %")) << f.evidence;
+  EXPECT_TRUE(has(f.evidence, "P2P read CNS")) << f.evidence;
+  EXPECT_TRUE(has(f.evidence, "routed via host")) << f.evidence;
+}
+
+TEST(MeasurementRules, P2pUsesTheBestFigureOfThePair) {
+  Check c = h200_pair();
+  c.f.measurements = {bw("gpuvet", "device_to_device_ce", 0, 1, 20.0, 16u << 20),
+                      bw("gpuvet", "device_to_device_ce", 0, 1, 400.0, 1u << 30)};
+  c.go();
+  EXPECT_TRUE(c.e.findings().empty());
+  // Without the good figure the same pair fires, and without a P2P problem no routing claim.
+  c.f.measurements.pop_back();
+  Check d = h200_pair();
+  d.f.measurements = c.f.measurements;
+  d.go();
+  const Finding* f = d.one("p2p-bandwidth-low");
+  ASSERT_TRUE(f);
+  EXPECT_FALSE(has(f->evidence, "routed via host")) << f->evidence;
+}
+
+TEST(MeasurementRules, P2pCudaSamplesBidirectionalCountsBothWays) {
+  // HPE DL380a, 2× H100 PCIe with an NVLink bridge (NV12): 256.6 one way, 509.4 both ways.
+  Check c;
+  c.f.gpus = {gpu(0, "NVIDIA H100 PCIe", 5, 16), gpu(1, "NVIDIA H100 PCIe", 5, 16)};
+  c.f.pairs = {pair(0, 1, PathType::kNVLink, 12)};
+  c.f.measurements = {bw("p2pBandwidthLatencyTest", "unidirectional p2p enabled", 0, 1, 256.62),
+                      bw("p2pBandwidthLatencyTest", "bidirectional p2p enabled", 0, 1, 509.35),
+                      // Staged through the host on purpose: not a peer figure.
+                      bw("p2pBandwidthLatencyTest", "unidirectional p2p disabled", 0, 1, 26.10),
+                      // The diagonal is a local copy.
+                      bw("p2pBandwidthLatencyTest", "unidirectional p2p enabled", 0, 0, 1634.15)};
+  c.go();
+  EXPECT_TRUE(c.e.findings().empty());
+
+  // 300 GB/s both ways is half of 2 × 300: fires, and says it is both ways.
+  Check d = c;
+  d.e = Emitter{};
+  d.f.measurements = {bw("p2pBandwidthLatencyTest", "bidirectional p2p enabled", 0, 1, 300)};
+  d.go();
+  const Finding* f = d.one("p2p-bandwidth-low");
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(has(f->evidence, "GPU0↔GPU1 300 GB/s both directions together")) << f->evidence;
+  EXPECT_TRUE(has(f->evidence, "path NV12 ≈ 300 GB/s expected per direction")) << f->evidence;
+  EXPECT_TRUE(has(f->evidence, "600 GB/s both ways: 50 %")) << f->evidence;
+}
+
+TEST(MeasurementRules, P2pOverPcieByPath) {
+  Check c;
+  c.f.gpus = {gpu(0, "NVIDIA RTX A6000", 4, 16), gpu(1, "NVIDIA RTX A6000", 4, 16),
+              gpu(2, "NVIDIA RTX A6000", 4, 16)};
+  c.f.pairs = {pair(0, 1, PathType::kPIX), pair(0, 2, PathType::kSYS), pair(1, 2, PathType::kSYS)};
+  // nvbandwidth issue 50: 26.3 under one switch, 21.9 between halves: both healthy.
+  c.f.measurements = {bw("nvbandwidth", "device_to_device_memcpy_read_ce", 0, 1, 26.34),
+                      bw("nvbandwidth", "device_to_device_memcpy_read_ce", 0, 2, 21.95),
+                      bw("simpleP2P", "cudaMemcpyPeer", 1, 2, 8.0)};
+  c.go();
+  ASSERT_EQ(c.e.findings().size(), 1u);
+  const Finding& f = c.e.findings()[0];
+  EXPECT_EQ(f.subjects, std::vector<std::string>{"GPU1-GPU2"});
+  EXPECT_TRUE(has(f.evidence, "GPU1→GPU2 8.0 GB/s")) << f.evidence;
+  EXPECT_TRUE(has(f.evidence, "path SYS ≈ 15.8 GB/s expected")) << f.evidence;
+  EXPECT_TRUE(has(f.evidence, "CPU interconnect")) << f.evidence;
+
+  Check pix = c;
+  pix.e = Emitter{};
+  pix.f.measurements = {bw("nvbandwidth", "device_to_device_memcpy_read_ce", 0, 1, 10.0)};
+  pix.go();
+  const Finding* p = pix.one("p2p-bandwidth-low");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->subjects, std::vector<std::string>{"GPU0-GPU1"});
+  EXPECT_TRUE(has(p->evidence, "path PIX ≈ 31.5 GB/s expected")) << p->evidence;
+}
+
+TEST(MeasurementRules, P2pUnknownPathIsANote) {
+  Check c = h200_pair();
+  c.f.pairs[0].path = PathType::kUnknown;
+  Measurement sum = bw("nvbandwidth", "device_to_device_memcpy_read_ce", 0, 1, 1.0);
+  sum.note = "sum";
+  c.f.measurements = {bw("nvbandwidth", "device_to_device_memcpy_read_ce", 0, 1, 1.0), sum};
+  c.go();
+  EXPECT_TRUE(c.e.findings().empty());
+  EXPECT_TRUE(c.noted("GPU0-GPU1"));
+
+  Check none;  // no pair facts at all
+  none.f.measurements = c.f.measurements;
+  none.go();
+  EXPECT_TRUE(none.e.findings().empty());
+  EXPECT_TRUE(none.noted("p2p-bandwidth-low"));
+}
+
+// ================================================================ wrong results
+
+TEST(MeasurementRules, WrongCollectiveResultsAreCritical) {
+  Check c;
+  Measurement ok = bw("nccl-tests", "all_reduce_perf", std::nullopt, std::nullopt, 180, 1u << 30);
+  ok.note = "in-place";
+  Measurement bad = ok;
+  bad.note = "out-of-place; #wrong 3";
+  c.f.measurements = {ok, bad};
+  c.go();
+  ASSERT_EQ(c.e.findings().size(), 1u);
+  const Finding& f = c.e.findings()[0];
+  EXPECT_EQ(f.id, "nccl-error");
+  EXPECT_EQ(f.severity, Severity::kCritical);
+  EXPECT_TRUE(has(f.evidence, "all_reduce_perf reported 3 wrong results at 1 GiB")) << f.evidence;
+
+  Check clean;
+  clean.f.measurements = {ok};
+  clean.f.measurements[0].note = "out-of-place; #wrong 0";
+  clean.go();
+  EXPECT_TRUE(clean.e.findings().empty());
+}
+
+// ================================================================ scaling-inefficient
+
+TEST(MeasurementRules, ScalingEfficientIsQuiet) {
+  Check c;
+  c.f.scale_runs = {run("train", "llm-7b-layer", 1, 100, 0.05),
+                    run("train", "llm-7b-layer", 2, 190, 0.45)};  // 0.95
+  c.go();
+  EXPECT_TRUE(c.e.findings().empty());
+}
+
+TEST(MeasurementRules, ScalingLostToCommsFiresAndPointsToTheFramework) {
+  Check c;
+  c.f.scale_runs = {run("train", "llm-7b-layer", 1, 100, 0.02),
+                    run("train", "llm-7b-layer", 2, 120, 0.45)};
+  c.go();
+  const Finding* s = c.one("scaling-inefficient");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->severity, Severity::kWarning);
+  EXPECT_EQ(s->subjects, std::vector<std::string>{"train/llm-7b-layer"});
+  ASSERT_TRUE(s->bottleneck);
+  EXPECT_EQ(*s->bottleneck, Bottleneck::kComms);
+  EXPECT_TRUE(has(s->evidence,
+                  "train/llm-7b-layer: 2 GPUs give 1.20× one GPU (efficiency 0.60); 45 % of "
+                  "each step is communication"))
+      << s->evidence;
+  EXPECT_FALSE(s->decision_note);
+
+  const Finding* t = c.one("tune-framework");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->severity, Severity::kInfo);
+  EXPECT_TRUE(has(t->evidence, "scaling-inefficient")) << t->evidence;
+  EXPECT_TRUE(has(t->evidence, "train/llm-7b-layer (efficiency 0.60")) << t->evidence;
+  ASSERT_TRUE(t->decision_note);
+  EXPECT_TRUE(has(*t->decision_note, "gradient accumulation")) << *t->decision_note;
+  EXPECT_TRUE(has(*t->decision_note, "bucket")) << *t->decision_note;
+  EXPECT_TRUE(has(*t->decision_note, "overlap")) << *t->decision_note;
+  EXPECT_TRUE(has(*t->decision_note, "mixed precision")) << *t->decision_note;
+}
+
+TEST(MeasurementRules, TopologyWarningFirstMeansNoFrameworkTuning) {
+  Check c;
+  c.e.add("pcie-link-degraded", Severity::kWarning, {"GPU1"}, "GPU1 Gen5 x8 of x16");
+  c.f.scale_runs = {run("train", "llm-7b-layer", 1, 100, 0.02),
+                    run("train", "llm-7b-layer", 2, 120, 0.45)};
+  c.go();
+  const Finding* s = c.one("scaling-inefficient");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(*s->bottleneck, Bottleneck::kComms);
+  ASSERT_TRUE(s->decision_note);
+  EXPECT_TRUE(has(*s->decision_note, "pcie-link-degraded GPU1")) << *s->decision_note;
+  EXPECT_TRUE(c.with("tune-framework").empty());
+}
+
+TEST(MeasurementRules, InfoLevelTopologyFindingsDoNotBlockTuning) {
+  Check c;
+  c.e.add("gpu-pair-crosses-numa", Severity::kInfo, {"GPU0-GPU1"}, "SYS");
+  c.e.add("xid-error", Severity::kWarning, {"GPU0"}, "Xid 13");  // not a topology finding
+  c.f.scale_runs = {run("train", "llm-7b-layer", 1, 100, 0.02),
+                    run("train", "llm-7b-layer", 2, 120, 0.45)};
+  c.go();
+  EXPECT_TRUE(c.one("tune-framework"));
+}
+
+TEST(MeasurementRules, MeasuredBandwidthFindingsOfThisGroupBlockTuning) {
+  Check c = h200_pair();
+  c.f.measurements = {bw("nvbandwidth", "device_to_device_memcpy_read_ce", 0, 1, 20.0)};
+  c.f.scale_runs = {run("train", "llm-7b-layer", 1, 100, 0.02),
+                    run("train", "llm-7b-layer", 2, 120, 0.45)};
+  c.go();
+  EXPECT_TRUE(c.one("p2p-bandwidth-low"));
+  EXPECT_TRUE(c.one("scaling-inefficient"));
+  EXPECT_TRUE(c.with("tune-framework").empty());
+}
+
+TEST(MeasurementRules, ScalingWithLittleCommsIsCompute) {
+  Check c;
+  c.f.scale_runs = {run("train", "cnn-small", 1, 1000, 0.01),
+                    run("train", "cnn-small", 2, 1200, 0.10)};
+  c.go();
+  const Finding* s = c.one("scaling-inefficient");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(*s->bottleneck, Bottleneck::kCompute);
+  EXPECT_TRUE(has(s->evidence, "only 10 % of each step is communication")) << s->evidence;
+  EXPECT_TRUE(c.with("tune-framework").empty());
+}
+
+TEST(MeasurementRules, ScalingWithoutCommShareIsUnknown) {
+  Check c;
+  c.f.scale_runs = {run("train", "cnn-small", 1, 1000), run("train", "cnn-small", 2, 1100)};
+  c.go();
+  const Finding* s = c.one("scaling-inefficient");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(*s->bottleneck, Bottleneck::kUnknown);
+  EXPECT_TRUE(has(s->evidence, "efficiency 0.55")) << s->evidence;
+  EXPECT_TRUE(c.with("tune-framework").empty());
+}
+
+TEST(MeasurementRules, ScalingReportsTheWorstGpuCountPerGroup) {
+  Check c;
+  c.f.scale_runs = {run("train", "llm-7b-layer", 1, 100, 0.02),
+                    run("train", "llm-7b-layer", 2, 150, 0.35),  // 0.75
+                    run("train", "llm-7b-layer", 4, 200, 0.60),  // 0.50
+                    run("train", "llm-7b-layer", 4, 180, 0.70),  // slower repeat: not used
+                    run("train", "other", 2, 150, 0.5)};         // no 1-GPU baseline
+  c.go();
+  auto all = c.with("scaling-inefficient");
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_TRUE(has(all[0]->evidence, "4 GPUs give 2.00× one GPU (efficiency 0.50); 60 %"))
+      << all[0]->evidence;
+  EXPECT_TRUE(has(all[0]->evidence, "2 GPUs: efficiency 0.75")) << all[0]->evidence;
+  EXPECT_TRUE(c.noted("train/other"));
+}
+
+TEST(MeasurementRules, ScalingFollowsTheThresholds) {
+  Check c;
+  c.t.scaling_efficiency = 0.5;
+  c.f.scale_runs = {run("train", "x", 1, 100, 0.02), run("train", "x", 2, 120, 0.45)};
+  c.go();
+  EXPECT_TRUE(c.e.findings().empty());
+
+  Check d;
+  d.t.comm_share_high = 0.5;  // 45 % is no longer "high": compute
+  d.f.scale_runs = c.f.scale_runs;
+  d.go();
+  ASSERT_TRUE(d.one("scaling-inefficient"));
+  EXPECT_EQ(*d.one("scaling-inefficient")->bottleneck, Bottleneck::kCompute);
+}
+
+// ================================================================ tail-latency-amplified
+
+TEST(MeasurementRules, TailLatencyAmplifiedFires) {
+  Check c;
+  c.f.scale_runs = {infer(1, 100, 12.0, 21.0), infer(2, 170, 12.5, 38.0)};
+  c.go();
+  const Finding* f = c.one("tail-latency-amplified");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  EXPECT_EQ(f->subjects, std::vector<std::string>{"infer/decoder"});
+  ASSERT_TRUE(f->bottleneck);
+  EXPECT_EQ(*f->bottleneck, Bottleneck::kComms);
+  EXPECT_TRUE(has(f->evidence,
+                  "infer/decoder: throughput 1.7× on 2 GPUs but p99 38.0 ms vs 21.0 ms on one "
+                  "(1.81×)"))
+      << f->evidence;
+}
+
+TEST(MeasurementRules, TailLatencyModestIsQuietAndTrainingIsNotJudged) {
+  Check c;
+  c.f.scale_runs = {infer(1, 100, 12.0, 21.0), infer(2, 190, 12.0, 25.2)};  // 1.2×
+  ScaleRun t1 = run("train", "x", 1, 100), t2 = run("train", "x", 2, 190);
+  t1.p99_ms = 10;
+  t2.p99_ms = 30;
+  c.f.scale_runs.push_back(t1);
+  c.f.scale_runs.push_back(t2);
+  c.go();
+  EXPECT_TRUE(c.e.findings().empty());
+}
+
+TEST(MeasurementRules, TailLatencyWidenedSpreadFires) {
+  // p99 only 1.36× worse, but the median halved: p99/p50 went from 1.1 to 3.0.
+  Check c;
+  c.f.scale_runs = {infer(1, 100, 20.0, 22.0), infer(2, 190, 10.0, 30.0)};
+  c.go();
+  const Finding* f = c.one("tail-latency-amplified");
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(has(f->evidence, "p99 30.0 ms vs 22.0 ms on one (1.36×)")) << f->evidence;
+  EXPECT_TRUE(has(f->evidence, "p99/p50 3.0 on 2 GPUs vs 1.1 on one")) << f->evidence;
+}
+
+TEST(MeasurementRules, NothingToJudgeIsQuiet) {
+  Check c = h200_pair();
+  c.go();
+  EXPECT_TRUE(c.e.findings().empty());
+  EXPECT_TRUE(c.e.notes().empty());
+}
+
+}  // namespace
+}  // namespace gpuvet::rules

@@ -1,0 +1,818 @@
+// rules_topology.cc — the article's step 3: the plumbing between GPUs, and NCCL's view of it.
+//
+// pcie-link-degraded, pcie-replay-errors, gpu-pair-crosses-numa, p2p-unavailable,
+// nvlink-down, fabric-degraded, acs-blocks-p2p, nccl-degraded-path, nccl-error.
+//
+// Benign cases stay quiet: an idle GPU that downshifted its PCIe generation, a VM that hides
+// the link (a note), a one-GPU box without P2P or with NVLink disabled (a note), P2P that the
+// GPU model does not have by design (info), chipset P2P refused across sockets (info).
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/util.h"
+#include "rules/rule.h"
+
+namespace gpuvet::rules {
+namespace {
+
+constexpr std::size_t npos = std::string_view::npos;
+// A log can hold thousands of distinct events; findings stay readable.
+constexpr std::size_t kMaxNcclFindingsPerKind = 8;
+constexpr std::size_t kMaxDetailInEvidence = 240;
+// Links per pair from which a fully NVLink-connected box is expected to be uniform.
+constexpr int kUniformMeshMinLinks = 6;
+
+bool contains(std::string_view hay, std::string_view needle) { return hay.find(needle) != npos; }
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string s;
+  for (const auto& p : parts) {
+    if (!s.empty()) s += sep;
+    s += p;
+  }
+  return s;
+}
+
+std::string shorten(std::string_view s, std::size_t max = kMaxDetailInEvidence) {
+  if (s.size() <= max) return std::string(s);
+  return std::string(s.substr(0, max)) + "…";
+}
+
+std::string bus_suffix(const GpuFacts& g) {
+  return g.pci_bus_id ? " (" + *g.pci_bus_id + ")" : std::string();
+}
+
+// ---------------------------------------------------------------- NUMA placement
+
+// CPUs of each NUMA node: the host's own table, completed by what the GPUs report
+// (nvidia-smi topo -m gives "CPU Affinity" and "NUMA Affinity" per GPU).
+std::map<int, std::vector<int>> node_cpus(const Facts& f) {
+  std::map<int, std::vector<int>> nodes;
+  for (const auto& n : f.host.numa_nodes)
+    if (!n.cpus.empty()) nodes[n.id] = n.cpus;
+  for (const auto& g : f.gpus)
+    if (g.numa_node && *g.numa_node >= 0 && !g.cpu_affinity.empty() && !nodes.count(*g.numa_node))
+      nodes[*g.numa_node] = g.cpu_affinity;
+  for (auto& [id, cpus] : nodes) std::sort(cpus.begin(), cpus.end());
+  return nodes;
+}
+
+// The GPU's NUMA node: as reported, else the one node whose CPUs hold all of its affinity.
+std::optional<int> gpu_node(const GpuFacts& g, const std::map<int, std::vector<int>>& nodes) {
+  if (g.numa_node && *g.numa_node >= 0) return g.numa_node;
+  if (g.cpu_affinity.empty()) return std::nullopt;
+  std::optional<int> found;
+  for (const auto& [id, cpus] : nodes) {
+    const bool all = std::all_of(g.cpu_affinity.begin(), g.cpu_affinity.end(), [&](int cpu) {
+      return std::binary_search(cpus.begin(), cpus.end(), cpu);
+    });
+    if (all) {
+      if (found) return std::nullopt;  // ambiguous (overlapping node lists)
+      found = id;
+    }
+  }
+  return found;
+}
+
+// ---------------------------------------------------------------- scaling evidence
+
+struct Scaling {
+  double efficiency = 1;
+  int gpus = 0;
+  std::string preset;
+};
+
+// The worst throughput(N) / (N × throughput(1)) among the scale runs, within a preset.
+std::optional<Scaling> worst_scaling(const Facts& f) {
+  std::optional<Scaling> worst;
+  for (const auto& r : f.scale_runs) {
+    if (r.gpus < 2 || !r.throughput) continue;
+    for (const auto& base : f.scale_runs) {
+      if (base.gpus != 1 || base.workload != r.workload || base.preset != r.preset ||
+          !base.throughput || *base.throughput <= 0)
+        continue;
+      const double eff = *r.throughput / (r.gpus * *base.throughput);
+      if (!worst || eff < worst->efficiency) worst = Scaling{eff, r.gpus, r.preset};
+      break;
+    }
+  }
+  return worst;
+}
+
+// ---------------------------------------------------------------- PCIe
+
+void check_pcie(const Context& c, Emitter& e) {
+  const bool vm = c.facts.host.virtual_machine.value_or(false);
+  for (const auto& g : c.facts.gpus) {
+    const auto& l = g.pcie;
+    const bool width_known =
+        l.width_current && l.width_max && *l.width_current > 0 && *l.width_max > 0;
+    const bool gen_known = l.gen_current && l.gen_max && *l.gen_current > 0 && *l.gen_max > 0;
+    if (vm && !width_known && !gen_known)
+      e.note(fmt::format(
+          "PCIe link width/generation hidden by the hypervisor on {}: link checks skipped",
+          gpu_subject(g.index)));
+    else if (vm && !width_known)
+      e.note(fmt::format("PCIe link width hidden by the hypervisor on {}: width check skipped",
+                         gpu_subject(g.index)));
+    else if (vm && !gen_known)
+      e.note(fmt::format(
+          "PCIe link generation hidden by the hypervisor on {}: generation check skipped",
+          gpu_subject(g.index)));
+
+    const bool narrow = width_known && *l.width_current < *l.width_max;
+    // An idle GPU drops to Gen1 on purpose and comes back up under load: only a busy GPU
+    // below its maximum generation is degraded.
+    const bool slow = gen_known && *l.gen_current < *l.gen_max && is_busy(c.facts, g, c.t);
+    if (narrow || slow) {
+      std::string ev = gpu_subject(g.index) + " PCIe";
+      if (slow)
+        ev += fmt::format(" Gen{} of max Gen{}", *l.gen_current, *l.gen_max);
+      else if (l.gen_current && *l.gen_current > 0)
+        ev += fmt::format(" Gen{}", *l.gen_current);
+      if (narrow)
+        ev += fmt::format(" x{} of max x{}", *l.width_current, *l.width_max);
+      else if (l.width_current && *l.width_current > 0)
+        ev += fmt::format(" x{}", *l.width_current);
+      ev += bus_suffix(g);
+      // What it costs, per direction.
+      if (gen_known || (l.gen_max && *l.gen_max > 0)) {
+        const int gen_max = *l.gen_max;
+        const int gen_now = slow ? *l.gen_current : gen_max;
+        const int w_now = width_known ? *l.width_current : 0;
+        const int w_max = width_known ? *l.width_max : 0;
+        const auto now = w_now > 0 ? pcie_gbps(gen_now, w_now) : std::nullopt;
+        const auto best = w_max > 0 ? pcie_gbps(gen_max, w_max) : std::nullopt;
+        if (now && best)
+          ev += fmt::format(": {} of {} GB/s per direction{}", format_number(*now),
+                            format_number(*best),
+                            !slow && l.gen_current && *l.gen_current != gen_max
+                                ? fmt::format(" at Gen{}", gen_max)
+                                : std::string());
+      }
+      if (slow) {
+        const std::string load = load_phrase(g);
+        ev += "; generation below max while busy" + (load.empty() ? "" : " (" + load + ")");
+      }
+      e.add("pcie-link-degraded", Severity::kWarning, {gpu_subject(g.index)}, std::move(ev));
+    }
+
+    // The counter only grows (since the driver loaded), so a handful on a node that has been
+    // up for weeks is noise; many, or a rising count, is a marginal link.
+    if (l.replay_counter && *l.replay_counter > 0) {
+      const bool many = *l.replay_counter >= static_cast<std::uint64_t>(c.t.pcie_replay_warn_count);
+      e.add("pcie-replay-errors", many ? Severity::kWarning : Severity::kInfo,
+            {gpu_subject(g.index)},
+            fmt::format("{} PCIe replay counter {}{}{}", gpu_subject(g.index), *l.replay_counter,
+                        bus_suffix(g),
+                        many ? ""
+                             : fmt::format(" (under {}: watch whether it rises under load)",
+                                           c.t.pcie_replay_warn_count)));
+    }
+  }
+}
+
+// ---------------------------------------------------------------- pairs
+
+void check_numa_pairs(const Context& c, Emitter& e) {
+  const auto nodes = node_cpus(c.facts);
+  const auto scaling = worst_scaling(c.facts);
+  const bool slow_together = scaling && scaling->efficiency < c.t.scaling_efficiency;
+  for (const auto& p : c.facts.pairs) {
+    if (p.a == p.b || p.path != PathType::kSYS) continue;
+    std::string ev = fmt::format("{} path SYS: traffic between them crosses the CPU interconnect",
+                                 pair_subject(p.a, p.b));
+    const GpuFacts* ga = find_gpu(c.facts, std::min(p.a, p.b));
+    const GpuFacts* gb = find_gpu(c.facts, std::max(p.a, p.b));
+    const auto na = ga ? gpu_node(*ga, nodes) : std::nullopt;
+    const auto nb = gb ? gpu_node(*gb, nodes) : std::nullopt;
+    if (na && nb)
+      ev += fmt::format(" ({} on NUMA node {}, {} on node {})", gpu_subject(std::min(p.a, p.b)),
+                        *na, gpu_subject(std::max(p.a, p.b)), *nb);
+    Severity sev = Severity::kInfo;
+    if (slow_together) {
+      sev = Severity::kWarning;
+      ev += fmt::format(
+          "; measured scaling efficiency {} % on {} GPUs (preset {}), under the {} % target",
+          format_number(scaling->efficiency * 100, 0), scaling->gpus, scaling->preset,
+          format_number(c.t.scaling_efficiency * 100, 0));
+    }
+    e.add("gpu-pair-crosses-numa", sev, {pair_subject(p.a, p.b)}, std::move(ev));
+  }
+}
+
+bool p2p_bad(const std::optional<P2PStatus>& s) { return s && *s != P2PStatus::kOk; }
+
+// P2P read/write refused in a way that matters (not "the model has none by design").
+bool p2p_rw_refused(const GpuPair& p) {
+  for (const auto* s : {&p.p2p_read, &p.p2p_write})
+    if (p2p_bad(*s) && **s != P2PStatus::kGpuNotSupported) return true;
+  return false;
+}
+
+void check_p2p(const Context& c, Emitter& e) {
+  for (const auto& p : c.facts.pairs) {
+    if (p.a == p.b) continue;
+    const bool rw_known = p.p2p_read.has_value() || p.p2p_write.has_value();
+    const bool nv_path = p.path == PathType::kNVLink || (p.nvlinks && *p.nvlinks > 0);
+    Severity sev = Severity::kOk;
+    std::vector<std::string> why;
+    auto raise = [&](Severity s) { sev = std::max(sev, s); };
+    for (const auto* s : {&p.p2p_read, &p.p2p_write}) {
+      if (!p2p_bad(*s)) continue;
+      if (**s == P2PStatus::kGpuNotSupported) {
+        raise(Severity::kInfo);
+        why.push_back("the GPU model has no peer-to-peer support by design");
+      } else if (**s == P2PStatus::kChipsetNotSupported && p.path == PathType::kSYS) {
+        raise(Severity::kInfo);
+        why.push_back("the CPUs do not forward peer traffic between sockets (expected on SYS)");
+      } else {
+        raise(Severity::kWarning);
+      }
+    }
+    // NVLink P2P: "NS" is a tautology on a pair that has no NVLink. It matters on an NVLink
+    // path, and is worth an info when nothing else tells whether P2P works at all.
+    if (p2p_bad(p.p2p_nvlink)) {
+      if (nv_path)
+        raise(Severity::kWarning);
+      else if (!rw_known && p.path == PathType::kUnknown) {
+        raise(Severity::kInfo);
+        why.push_back("no NVLink peer access; P2P over PCIe was not captured");
+      }
+    }
+    if (sev == Severity::kOk) continue;
+    std::vector<std::string> codes;
+    const std::pair<const char*, const std::optional<P2PStatus>*> all[] = {
+        {"read", &p.p2p_read},
+        {"write", &p.p2p_write},
+        {"nvlink", &p.p2p_nvlink},
+        {"atomics", &p.p2p_atomics}};
+    for (const auto& [what, s] : all)
+      if (p2p_bad(*s)) codes.push_back(fmt::format("{} {}", what, p2p_status_code(**s)));
+    std::string ev = fmt::format("{} P2P {}", pair_subject(p.a, p.b), join(codes, ", "));
+    if (p.path != PathType::kUnknown) ev += fmt::format(" (path {})", path_type_name(p.path));
+    std::sort(why.begin(), why.end());
+    why.erase(std::unique(why.begin(), why.end()), why.end());
+    if (sev == Severity::kInfo && !why.empty()) ev += ": " + join(why, "; ");
+    e.add("p2p-unavailable", sev, {pair_subject(p.a, p.b)}, std::move(ev));
+  }
+}
+
+// ---------------------------------------------------------------- NVLink
+
+// A model that normally has NVLink to its peers: SXM/HGX boards, Grace-Hopper/Blackwell
+// modules, and the PCIe "NVL" cards sold with bridges.
+bool nvlink_model(const GpuFacts& g) {
+  if (!g.name) return false;
+  const std::string n = to_lower(*g.name);
+  if (contains(n, "nvl")) return true;  // H100 NVL, H200 NVL, GB200 NVL
+  if (contains(n, "pcie")) return false;
+  for (const char* k : {"sxm", "hgx", "h100 80gb hbm3", "h100 sxm", "h200", "h800", "h20 ", "b100",
+                        "b200", "b300", "gh200", "gb200", "gb300"})
+    if (contains(n + " ", k)) return true;
+  return false;
+}
+
+// NVML lists links only for GPUs that have them.
+bool has_nvlink(const GpuFacts& g) { return !g.nvlinks.empty() || nvlink_model(g); }
+
+void check_nvlink(const Context& c, Emitter& e) {
+  const Facts& f = c.facts;
+  const bool driver_off = f.host.nvlink_disabled_by_driver.value_or(false);
+
+  // NvLinkDisable=1: the driver never trains the links.
+  bool driver_reported = false;
+  if (driver_off) {
+    std::vector<std::string> capable;
+    std::set<std::string> models;
+    for (const auto& g : f.gpus)
+      if (has_nvlink(g)) {
+        capable.push_back(gpu_subject(g.index));
+        if (g.name) models.insert(*g.name);
+      }
+    bool names_known = std::any_of(f.gpus.begin(), f.gpus.end(),
+                                   [](const GpuFacts& g) { return g.name.has_value(); });
+    if (f.gpus.size() == 1) {
+      e.note(
+          "NvLinkDisable=1 in /proc/driver/nvidia/params on a one-GPU box: no NVLink peer to "
+          "lose");
+    } else if (f.gpus.size() >= 2 && !capable.empty()) {
+      std::vector<std::string> m(models.begin(), models.end());
+      e.add("nvlink-down", Severity::kWarning, capable,
+            fmt::format("NvLinkDisable=1 in /proc/driver/nvidia/params on {} GPUs{} that "
+                        "normally talk over NVLink: peer traffic falls back to PCIe",
+                        f.gpus.size(), m.empty() ? "" : " (" + join(m, ", ") + ")"));
+      driver_reported = true;
+    } else if (f.gpus.size() >= 2 && !names_known) {
+      e.note(
+          "NvLinkDisable=1 in /proc/driver/nvidia/params, GPU models unknown: whether NVLink is "
+          "lost could not be checked");
+    }
+  }
+
+  // Links per GPU.
+  std::set<int> in_nv_pair;
+  for (const auto& p : f.pairs)
+    if (p.a != p.b && p.path == PathType::kNVLink) {
+      in_nv_pair.insert(p.a);
+      in_nv_pair.insert(p.b);
+    }
+  std::vector<int> with_active;
+  for (const auto& g : f.gpus)
+    if (std::any_of(g.nvlinks.begin(), g.nvlinks.end(),
+                    [](const NvLink& l) { return l.active.value_or(false); }))
+      with_active.push_back(g.index);
+
+  std::vector<std::string> all_down_subjects;
+  std::vector<std::string> all_down_parts;
+  for (const auto& g : f.gpus) {
+    int active = 0;
+    std::vector<int> down;
+    for (const auto& l : g.nvlinks) {
+      if (!l.active) continue;
+      if (*l.active)
+        ++active;
+      else
+        down.push_back(l.link);
+    }
+    if (down.empty()) continue;
+    const int known = active + static_cast<int>(down.size());
+    std::vector<std::string> ids;
+    for (int d : down) ids.push_back(std::to_string(d));
+    if (active > 0) {
+      e.add("nvlink-down", Severity::kWarning, {gpu_subject(g.index)},
+            fmt::format("{} NVLink: {} of {} links inactive (link{} {}) while {} are active",
+                        gpu_subject(g.index), down.size(), known, down.size() > 1 ? "s" : "",
+                        join(ids, ", "), active));
+      continue;
+    }
+    if (driver_reported) continue;  // the driver parameter explains it
+    const bool peers_active =
+        std::any_of(with_active.begin(), with_active.end(), [&](int i) { return i != g.index; });
+    const bool nv_pair = in_nv_pair.count(g.index) > 0;
+    if (!peers_active && !nv_pair) continue;
+    all_down_subjects.push_back(gpu_subject(g.index));
+    all_down_parts.push_back(fmt::format("{} all {} links inactive", gpu_subject(g.index), known));
+  }
+  if (!all_down_subjects.empty()) {
+    std::string ev = "NVLink: " + join(all_down_parts, ", ");
+    std::vector<std::string> peers;
+    for (int i : with_active)
+      if (std::find(all_down_subjects.begin(), all_down_subjects.end(), gpu_subject(i)) ==
+          all_down_subjects.end())
+        peers.push_back(gpu_subject(i));
+    if (!peers.empty())
+      ev +=
+          " while " + join(peers, ", ") + (peers.size() == 1 ? " has" : " have") + " active links";
+    else
+      ev += " while the topology shows NVLink paths";
+    e.add("nvlink-down", Severity::kWarning, all_down_subjects, std::move(ev));
+  }
+
+  // A fully NVLink-connected box whose pairs do not all have the same number of links.
+  std::set<int> members;
+  std::vector<const GpuPair*> pairs;
+  bool all_nv = true;
+  for (const auto& p : f.pairs) {
+    if (p.a == p.b) continue;
+    members.insert(p.a);
+    members.insert(p.b);
+    pairs.push_back(&p);
+    if (p.path != PathType::kNVLink || !p.nvlinks || *p.nvlinks <= 0) all_nv = false;
+  }
+  const std::size_t n = members.size();
+  if (all_nv && n >= 3 && pairs.size() == n * (n - 1) / 2) {
+    int most = 0;
+    for (const auto* p : pairs) most = std::max(most, *p->nvlinks);
+    // Direct-connect V100 meshes mix NV1 and NV2 by design; boxes meant to be uniform
+    // (NVSwitch: NV6/NV12/NV18, 4-GPU H100 boards: NV6) show at least this many per pair.
+    if (most < kUniformMeshMinLinks) return;
+    std::vector<std::string> subjects;
+    std::vector<std::string> parts;
+    for (const auto* p : pairs)
+      if (*p->nvlinks < most) {
+        subjects.push_back(pair_subject(p->a, p->b));
+        parts.push_back(fmt::format("{} NV{}", pair_subject(p->a, p->b), *p->nvlinks));
+      }
+    if (!subjects.empty())
+      e.add("nvlink-down", Severity::kWarning, subjects,
+            fmt::format("{} while the other pairs of this fully NVLink-connected box have NV{}",
+                        join(parts, ", "), most));
+  }
+}
+
+// ---------------------------------------------------------------- fabric
+
+void check_fabric(const Context& c, Emitter& e) {
+  // GPUs grouped by what is wrong, so that an 8-GPU box without a fabric manager is one finding.
+  std::map<std::string, std::vector<std::string>> groups;
+  for (const auto& g : c.facts.gpus) {
+    const auto& fb = g.fabric;
+    const std::string state = fb.state ? to_lower(*fb.state) : std::string();
+    std::string status = fb.status ? *fb.status : std::string();
+    for (auto& ch : status) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    const bool status_ok = status.empty() || status == "SUCCESS" || status == "NVML_SUCCESS" ||
+                           status == "N/A" || status == "NOT_SUPPORTED";
+    std::string what;
+    if (!state.empty() && state != "completed" && state != "not_supported" && state != "unknown")
+      what = "fabric state " + state + (status.empty() ? "" : ", status " + *fb.status);
+    else if ((state.empty() || state == "completed") && !status_ok)
+      what = "fabric " + (state.empty() ? std::string("registration") : "state " + state) +
+             ", status " + *fb.status;
+    if (!what.empty()) groups[what].push_back(gpu_subject(g.index));
+  }
+  for (auto& [what, subjects] : groups)
+    e.add("fabric-degraded", Severity::kWarning, subjects,
+          fmt::format("{}: {}", join(subjects, ", "), what));
+}
+
+// ---------------------------------------------------------------- ACS / IOMMU
+
+void check_acs(const Context& c, Emitter& e) {
+  const Facts& f = c.facts;
+  if (f.gpus.size() < 2) return;  // peer traffic needs a peer
+  std::vector<std::string> subjects;
+  std::vector<std::string> parts;
+  for (const auto& g : f.gpus) {
+    if (!g.acs_redirects_p2p.value_or(false)) continue;
+    subjects.push_back(gpu_subject(g.index));
+    parts.push_back(gpu_subject(g.index) + (g.acs_bridges.empty()
+                                                ? std::string(" behind a bridge")
+                                                : " behind " + join(g.acs_bridges, ", ")));
+  }
+  if (!subjects.empty())
+    e.add("acs-blocks-p2p", Severity::kWarning, subjects,
+          fmt::format("ACS request/completion redirect set: {}; peer traffic is sent up to the "
+                      "root complex",
+                      join(parts, "; ")));
+
+  const auto& io = f.host.iommu;
+  if (io.active.value_or(false) && !io.passthrough.value_or(false)) {
+    std::vector<std::string> pair_subjects;
+    std::vector<std::string> pair_parts;
+    for (const auto& p : f.pairs) {
+      if (p.a == p.b || !p2p_rw_refused(p)) continue;
+      // CNS across sockets is the chipset's doing (the CPUs do not forward peer traffic),
+      // not the IOMMU's: blaming the IOMMU there would send the reader to the wrong fix.
+      const auto chipset_on_sys = [&](const std::optional<P2PStatus>& s) {
+        return !p2p_bad(s) || (p.path == PathType::kSYS && *s == P2PStatus::kChipsetNotSupported);
+      };
+      if (chipset_on_sys(p.p2p_read) && chipset_on_sys(p.p2p_write)) continue;
+      std::vector<std::string> codes;
+      if (p2p_bad(p.p2p_read))
+        codes.push_back(fmt::format("read {}", p2p_status_code(*p.p2p_read)));
+      if (p2p_bad(p.p2p_write))
+        codes.push_back(fmt::format("write {}", p2p_status_code(*p.p2p_write)));
+      pair_subjects.push_back(pair_subject(p.a, p.b));
+      pair_parts.push_back(pair_subject(p.a, p.b) + " " + join(codes, ", "));
+    }
+    if (!pair_subjects.empty())
+      e.add("acs-blocks-p2p", Severity::kWarning, pair_subjects,
+            fmt::format("IOMMU active in translated mode (not passthrough{}) and P2P refused: {}",
+                        io.cmdline_hint ? "; cmdline: " + *io.cmdline_hint : std::string(),
+                        join(pair_parts, "; ")));
+  }
+}
+
+// ---------------------------------------------------------------- NCCL
+
+std::optional<int> read_int_at(std::string_view s, std::size_t at, std::size_t* end = nullptr) {
+  std::size_t i = at;
+  while (i < s.size() && i - at < 6 && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == at) return std::nullopt;
+  if (end) *end = i;
+  auto v = parse_int(s.substr(at, i - at));
+  if (!v) return std::nullopt;
+  return static_cast<int>(*v);
+}
+
+// The integer right after `key` (first occurrence).
+std::optional<int> int_after(std::string_view s, std::string_view key) {
+  const std::size_t p = s.find(key);
+  if (p == npos) return std::nullopt;
+  return read_int_at(s, p + key.size());
+}
+
+// "16.0 GT/s" → Gen4.
+std::optional<int> gen_from_gts(std::string_view s) {
+  const std::size_t p = s.find(" GT/s");
+  if (p == npos) return std::nullopt;
+  std::size_t b = p;
+  while (b > 0 && (std::isdigit(static_cast<unsigned char>(s[b - 1])) || s[b - 1] == '.')) --b;
+  const auto v = parse_double(s.substr(b, p - b));
+  if (!v) return std::nullopt;
+  const double rates[] = {2.5, 5, 8, 16, 32, 64};
+  for (int i = 0; i < 6; ++i)
+    if (*v > rates[i] - 0.3 && *v < rates[i] + 0.3) return i + 1;
+  return std::nullopt;
+}
+
+// A GPU's PCIe link as one of NCCL's link events describes it.
+struct NcclLink {
+  std::optional<int> dev;  // CUDA device number, when the line gives it
+  std::optional<int> gen;
+  int width = 0;
+  std::string shown;  // "PCIe/Gen4 x8" as NCCL put it, for evidence
+};
+
+std::optional<NcclLink> parse_gpu_link(const NcclEvent& ev) {
+  const std::string_view d = ev.detail;
+  NcclLink out;
+  if (starts_with(d, "CUDA Dev ")) {
+    // "CUDA Dev 0 [0] PCIe/Gen4 x8"
+    out.dev = read_int_at(d, 9);
+    const std::size_t p = d.find("PCIe/");
+    if (p == npos) return std::nullopt;
+    out.gen = int_after(d.substr(p), "PCIe/Gen");
+    const auto w = int_after(d.substr(p), " x");
+    if (!w) return std::nullopt;
+    out.width = *w;
+    std::size_t e = d.find_first_of(" (", d.find(" x", p) + 2);
+    out.shown = std::string(d.substr(p, (e == npos ? d.size() : e) - p));
+  } else if (starts_with(d, "GPU pci ")) {
+    // "GPU pci 0000:9a:00.0 link_speed 16.0 GT/s PCIe link_width 8"
+    const auto w = int_after(d, "link_width ");
+    if (!w) return std::nullopt;
+    out.width = *w;
+    out.gen = gen_from_gts(d);
+    out.shown = out.gen ? fmt::format("PCIe Gen{} x{}", *out.gen, *w) : fmt::format("x{}", *w);
+  } else if (starts_with(d, "GPU dev ")) {
+    // "GPU dev 1 sm 90: PCI link 16.0 GT/s PCIe x8; narrowest link on the path x8 at …"
+    out.dev = read_int_at(d, 8);
+    const auto own = int_after(d, "PCIe x");
+    const auto path = int_after(d, "narrowest link on the path x");
+    if (!own && !path) return std::nullopt;
+    out.width = own && path ? std::min(*own, *path) : own ? *own : *path;
+    out.gen = gen_from_gts(d);
+    out.shown = fmt::format("{}x{}", out.gen ? fmt::format("PCIe Gen{} ", *out.gen) : "",
+                            own ? *own : out.width);
+    if (own && path && *path < *own) out.shown += fmt::format(", x{} upstream", *path);
+  } else {
+    return std::nullopt;
+  }
+  if (out.width <= 0 || out.width > 32) return std::nullopt;
+  return out;
+}
+
+// Which of our GPUs an NCCL event is about: by bus id, else by the CUDA device number.
+std::optional<int> nccl_gpu(const Facts& f, const NcclEvent& ev, std::optional<int> dev) {
+  if (ev.pci_bus_id)
+    if (const GpuFacts* g = find_gpu_by_bus(f, *ev.pci_bus_id)) return g->index;
+  return dev;
+}
+
+std::string on_host(const std::optional<std::string>& host) {
+  return host ? " on " + *host : std::string();
+}
+
+void check_nccl_links(const Context& c, Emitter& e) {
+  const Facts& f = c.facts;
+  struct Seen {
+    const NcclEvent* ev;
+    NcclLink link;
+    std::optional<int> gpu;
+  };
+  std::map<std::string, std::vector<Seen>> by_host;
+  for (const auto& ev : f.nccl_events) {
+    if (ev.kind != "link") continue;
+    auto link = parse_gpu_link(ev);
+    if (!link) continue;
+    by_host[ev.host.value_or("")].push_back({&ev, *link, nccl_gpu(f, ev, link->dev)});
+  }
+  std::set<std::string> reported;
+  for (const auto& [host, seen] : by_host) {
+    int widest = 0;
+    for (const auto& s : seen) widest = std::max(widest, s.link.width);
+    for (const auto& s : seen) {
+      const GpuFacts* g = s.gpu ? find_gpu(f, *s.gpu) : nullptr;
+      const std::optional<int> wmax =
+          g && g->pcie.width_max && *g->pcie.width_max > 0 ? g->pcie.width_max : std::nullopt;
+      const bool below_peers = seen.size() >= 2 && s.link.width < widest;
+      const bool below_max = wmax && s.link.width < *wmax;
+      if (!below_peers && !below_max) continue;
+      const std::string subject = s.gpu ? gpu_subject(*s.gpu) : std::string("NCCL");
+      std::string who = s.gpu ? gpu_subject(*s.gpu) : std::string("a GPU");
+      if (s.link.dev) who += fmt::format(" (CUDA Dev {})", *s.link.dev);
+      std::string ev = fmt::format("NCCL sees {}{} at {}", who, on_host(s.ev->host), s.link.shown);
+      if (below_max) ev += fmt::format(", below the GPU's max x{}", *wmax);
+      if (below_peers)
+        ev += fmt::format("{} while the widest GPU link in the log is x{}", below_max ? "," : "",
+                          widest);
+      if (!reported.insert(subject + "|" + ev).second) continue;
+      e.add("nccl-degraded-path", Severity::kWarning, {subject}, std::move(ev));
+    }
+  }
+}
+
+// "2[0] -> 3[1] via SHM/direct/direct": the two ends' CUDA devices (or bus ids in old logs).
+struct ChannelEnds {
+  std::optional<int> rank_a, rank_b;
+  std::optional<int> gpu_a, gpu_b;
+};
+
+ChannelEnds parse_ends(const Facts& f, std::string_view d) {
+  ChannelEnds out;
+  auto end_at = [&](std::size_t at, std::optional<int>& rank, std::optional<int>& gpu) {
+    std::size_t i = at;
+    rank = read_int_at(d, at, &i);
+    if (!rank || i >= d.size() || d[i] != '[') return;
+    const std::size_t close = d.find(']', i);
+    if (close == npos || close - i > 14) return;
+    const std::string_view inside = d.substr(i + 1, close - i - 1);
+    if (inside.size() <= 3) {
+      gpu = read_int_at(inside, 0);
+    } else {
+      // Bus id as NCCL packs it ("e3000" → 0000:e3:00.0).
+      if (inside.size() > 12) return;
+      std::uint64_t x = 0;
+      for (char ch : inside) {
+        const int v = std::isdigit(static_cast<unsigned char>(ch))    ? ch - '0'
+                      : std::isxdigit(static_cast<unsigned char>(ch)) ? (ch | 0x20) - 'a' + 10
+                                                                      : -1;
+        if (v < 0) return;
+        x = x * 16 + static_cast<std::uint64_t>(v);
+      }
+      const std::string bus = fmt::format("{:04x}:{:02x}:{:02x}.{:x}", x >> 20, (x >> 12) & 0xff,
+                                          (x >> 4) & 0xff, x & 0xf);
+      if (const GpuFacts* g = find_gpu_by_bus(f, bus)) gpu = g->index;
+    }
+  };
+  end_at(0, out.rank_a, out.gpu_a);
+  const std::size_t arrow = d.find("-> ");
+  if (arrow != npos) end_at(arrow + 3, out.rank_b, out.gpu_b);
+  return out;
+}
+
+const GpuPair* find_pair(const Facts& f, int a, int b) {
+  if (b < a) std::swap(a, b);
+  for (const auto& p : f.pairs)
+    if (p.a == a && p.b == b) return &p;
+  return nullptr;
+}
+
+void check_nccl_fallbacks(const Context& c, Emitter& e) {
+  const Facts& f = c.facts;
+  bool any_transport = false;
+  bool net_socket = false;
+  for (const auto& ev : f.nccl_events) {
+    if (ev.kind != "transport") continue;
+    any_transport = true;
+    if (contains(ev.detail, "via NET/Socket")) net_socket = true;
+  }
+
+  std::size_t count = 0;
+  for (const auto& ev : f.nccl_events) {
+    if (ev.kind != "fallback") continue;
+    Severity sev = Severity::kWarning;
+    std::string what;
+    if (contains(ev.detail, "P2P_DISABLE")) {
+      what = "peer-to-peer transport switched off: GPU traffic goes through host memory";
+    } else if (contains(ev.detail, "SHM_DISABLE")) {
+      what = "shared-memory transport switched off: traffic without P2P goes over sockets";
+    } else if (contains(ev.detail, "IB_DISABLE") || contains(ev.detail, "No device found")) {
+      // Only inter-node traffic uses the network: on a single-node job it changes nothing.
+      if (net_socket)
+        what = "no InfiniBand/RoCE: inter-node traffic runs over TCP sockets (NET/Socket)";
+      else if (!any_transport) {
+        sev = Severity::kInfo;
+        what = "no InfiniBand/RoCE: inter-node traffic, if any, runs over TCP sockets";
+      } else {
+        continue;
+      }
+    } else {
+      what = "NCCL switched to a slower transport";
+    }
+    if (++count > kMaxNcclFindingsPerKind) break;
+    e.add("nccl-degraded-path", sev, {ev.host.value_or("NCCL")},
+          fmt::format("NCCL{}: \"{}\": {}", on_host(ev.host), shorten(ev.detail), what));
+  }
+
+  // SHM between two GPUs of one node: a warning where P2P is known to work between them, an
+  // info where nothing says whether it could (NCCL also picks SHM when P2P is impossible).
+  struct Shm {
+    std::vector<std::string> subjects;
+    std::string first;
+    std::optional<std::string> host;
+    bool p2p_known_ok = false;
+    int connections = 0;
+  };
+  // NCCL_P2P_DISABLE=1 explains SHM on its host (its finding above says so).
+  std::set<std::string> p2p_off;
+  for (const auto& ev : f.nccl_events)
+    if (ev.kind == "fallback" && contains(ev.detail, "P2P_DISABLE"))
+      p2p_off.insert(ev.host.value_or(""));
+  std::map<std::pair<std::string, bool>, Shm> shm;
+  for (const auto& ev : f.nccl_events) {
+    if (ev.kind != "transport" || !contains(ev.detail, "via SHM")) continue;
+    if (p2p_off.count("") || p2p_off.count(ev.host.value_or(""))) continue;
+    const ChannelEnds ends = parse_ends(f, ev.detail);
+    std::string subject = ev.host.value_or("NCCL");
+    bool p2p_ok = false;
+    if (ends.gpu_a && ends.gpu_b && *ends.gpu_a != *ends.gpu_b) {
+      if (const GpuPair* p = find_pair(f, *ends.gpu_a, *ends.gpu_b)) {
+        // Expected when P2P cannot work between these two: SYS path, or P2P refused (those
+        // findings say so).
+        if (p->path == PathType::kSYS || p2p_rw_refused(*p) ||
+            (p2p_bad(p->p2p_read) && *p->p2p_read == P2PStatus::kGpuNotSupported))
+          continue;
+        p2p_ok = p->path != PathType::kUnknown || p->p2p_read == P2PStatus::kOk ||
+                 p->p2p_write == P2PStatus::kOk;
+      }
+      subject = pair_subject(*ends.gpu_a, *ends.gpu_b);
+    }
+    auto& s = shm[{ev.host.value_or(""), p2p_ok}];
+    if (s.connections == 0) {
+      s.first = ev.detail;
+      s.host = ev.host;
+      s.p2p_known_ok = p2p_ok;
+    }
+    if (std::find(s.subjects.begin(), s.subjects.end(), subject) == s.subjects.end())
+      s.subjects.push_back(subject);
+    ++s.connections;
+  }
+  for (auto& [key, s] : shm) {
+    std::sort(s.subjects.begin(), s.subjects.end());
+    e.add("nccl-degraded-path", s.p2p_known_ok ? Severity::kWarning : Severity::kInfo, s.subjects,
+          fmt::format(
+              "NCCL{} moves GPU↔GPU traffic through host shared memory instead of P2P "
+              "between {} ({} connection{}, e.g. \"{}\"){}",
+              on_host(s.host), join(s.subjects, ", "), s.connections, s.connections > 1 ? "s" : "",
+              shorten(s.first),
+              s.p2p_known_ok ? "" : "; whether P2P could work between them was not captured"));
+  }
+}
+
+bool warn_means_error(std::string_view detail) {
+  const std::string d = to_lower(detail);
+  return contains(d, "timeout") || contains(d, "timed out") || contains(d, "abort") ||
+         contains(d, "unhandled");
+}
+
+void check_nccl_errors(const Context& c, Emitter& e) {
+  struct Group {
+    const char* one;
+    const char* many;
+    std::vector<const NcclEvent*> events;
+  };
+  Group groups[] = {{"timeout", "timeouts", {}},
+                    {"error", "errors", {}},
+                    {"warning about a timeout or abort", "warnings about a timeout or abort", {}}};
+  for (const auto& ev : c.facts.nccl_events) {
+    if (ev.kind == "timeout")
+      groups[0].events.push_back(&ev);
+    else if (ev.kind == "error")
+      groups[1].events.push_back(&ev);
+    else if (ev.kind == "warn" && warn_means_error(ev.detail))
+      groups[2].events.push_back(&ev);
+  }
+  for (const auto& g : groups) {
+    if (g.events.empty()) continue;
+    std::set<int> ranks;
+    std::set<std::string> hosts;
+    for (const auto* ev : g.events) {
+      if (ev->rank) ranks.insert(*ev->rank);
+      if (ev->host) hosts.insert(*ev->host);
+    }
+    std::vector<std::string> subjects;
+    for (int r : ranks) subjects.push_back(fmt::format("rank {}", r));
+    if (subjects.empty())
+      for (const auto& h : hosts) subjects.push_back(h);
+    if (subjects.empty()) subjects.push_back("NCCL");
+    const std::size_t n = g.events.size();
+    const NcclEvent& first = *g.events.front();
+    std::string where;
+    if (first.rank)
+      where = fmt::format(" (rank {})", *first.rank);
+    else if (first.host)
+      where = " (" + *first.host + ")";
+    e.add("nccl-error", subjects,
+          fmt::format("{} NCCL {}, first{}: \"{}\"", n, n > 1 ? g.many : g.one, where,
+                      shorten(first.detail)));
+  }
+}
+
+}  // namespace
+
+void check_topology(const Context& c, Emitter& e) {
+  check_pcie(c, e);
+  check_numa_pairs(c, e);
+  check_p2p(c, e);
+  check_nvlink(c, e);
+  check_fabric(c, e);
+  check_acs(c, e);
+  check_nccl_links(c, e);
+  check_nccl_fallbacks(c, e);
+  check_nccl_errors(c, e);
+}
+
+}  // namespace gpuvet::rules

@@ -1,0 +1,159 @@
+// Thresholds from a TOML file: a [thresholds] table whose keys are the Thresholds fields.
+// Unknown keys and wrong types are errors: a typo in a gate config must not silently keep
+// the default.
+#define TOML_EXCEPTIONS 0
+#include <toml++/toml.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include "gpuvet/diagnose.h"
+
+namespace gpuvet {
+namespace {
+
+using Field = std::variant<double Thresholds::*, int Thresholds::*>;
+
+struct Key {
+  const char* name;
+  Field field;
+  const char* description;
+};
+
+const Key kKeys[] = {
+    {"busy_util_pct", &Thresholds::busy_util_pct, "a GPU at or above this utilisation (%) is busy"},
+    {"busy_power_fraction", &Thresholds::busy_power_fraction,
+     "utilisation unknown: busy when drawing this share of the power limit"},
+    {"idle_util_pct", &Thresholds::idle_util_pct,
+     "at or under this utilisation (%) and no process: idle"},
+    {"clocks_below_fraction", &Thresholds::clocks_below_fraction,
+     "clocks-below-target: busy SM clock under this share of its max"},
+    {"thermal_margin_c", &Thresholds::thermal_margin_c,
+     "thermal-throttle: T.Limit margin (°C) at or under this"},
+    {"hot_temp_c", &Thresholds::hot_temp_c,
+     "thermal-throttle when the GPU reports no limit: temperature (°C) at or above"},
+    {"slowdown_headroom_c", &Thresholds::slowdown_headroom_c,
+     "thermal-throttle: within this many °C of the slowdown temperature"},
+    {"power_at_limit_fraction", &Thresholds::power_at_limit_fraction,
+     "power-throttle: a busy GPU drawing this share of its limit"},
+    {"power_limit_below_default_fraction", &Thresholds::power_limit_below_default_fraction,
+     "power-throttle: limit under this share of the default"},
+    {"memory_full_fraction", &Thresholds::memory_full_fraction,
+     "memory-near-full: every GPU at or above this share of memory"},
+    {"memory_imbalance_full_fraction", &Thresholds::memory_imbalance_full_fraction,
+     "memory-imbalance: one GPU at or above this share…"},
+    {"memory_imbalance_empty_fraction", &Thresholds::memory_imbalance_empty_fraction,
+     "…while a peer is at or under this share"},
+    {"cpu_pegged_pct", &Thresholds::cpu_pegged_pct,
+     "cpu-saturated: a core at or above this busy %"},
+    {"iowait_pct", &Thresholds::iowait_pct, "io-bound: machine iowait % at or above"},
+    {"disk_util_pct", &Thresholds::disk_util_pct, "io-bound: a disk busy % at or above"},
+    {"nic_util_pct", &Thresholds::nic_util_pct,
+     "network-saturated: NIC use % of line rate at or above"},
+    {"nic_unknown_speed_gbit_s", &Thresholds::nic_unknown_speed_gbit_s,
+     "network-saturated when the line rate is unknown: Gbit/s at or above"},
+    {"xid_window_h", &Thresholds::xid_window_h,
+     "xid-error: events older than this many hours are history (info)"},
+    {"h2d_fraction", &Thresholds::h2d_fraction,
+     "h2d-bandwidth-low: measured under this share of the link's rate"},
+    {"p2p_fraction", &Thresholds::p2p_fraction,
+     "p2p-bandwidth-low: measured under this share of the path's rate"},
+    {"scaling_efficiency", &Thresholds::scaling_efficiency,
+     "scaling-inefficient: throughput(N) / (N × throughput(1)) under this"},
+    {"comm_share_high", &Thresholds::comm_share_high,
+     "scaling-inefficient is a comms bottleneck when communication takes this share of a step"},
+    {"tail_p99_ratio", &Thresholds::tail_p99_ratio,
+     "tail-latency-amplified: p99 on N GPUs / p99 on one at or above"},
+    {"clock_drift_fraction", &Thresholds::clock_drift_fraction,
+     "clocks-degrade-over-time: SM clock falls by this share"},
+    {"misleading_power_fraction", &Thresholds::misleading_power_fraction,
+     "utilization-misleading: util ≥ 90 % while power under this share of the limit"},
+    {"pcie_replay_warn_count", &Thresholds::pcie_replay_warn_count,
+     "pcie-replay-errors: a replay counter at or above this is a warning (under it: info)"},
+    {"driver_call_slow_ms", &Thresholds::driver_call_slow_ms,
+     "driver-slow: an NVML call (total over GPUs) slower than this many ms"},
+};
+
+const Key* find_key(std::string_view name) {
+  for (const auto& k : kKeys)
+    if (name == k.name) return &k;
+  return nullptr;
+}
+
+}  // namespace
+
+Result<Thresholds> parse_thresholds(std::string_view toml_text, const std::string& origin) {
+  toml::parse_result parsed = toml::parse(toml_text, origin);
+  if (!parsed) {
+    const auto& err = parsed.error();
+    return Status::invalid_input(fmt::format("{}:{}:{}: {}", origin, err.source().begin.line,
+                                             err.source().begin.column, err.description()));
+  }
+  const toml::table& root = parsed.table();
+  Thresholds t;
+  for (const auto& [key, node] : root) {
+    if (key.str() != "thresholds")
+      return Status::invalid_input(
+          fmt::format("{}: unknown table or key '{}' (expected [thresholds])", origin, key.str()));
+  }
+  const toml::table* table = root["thresholds"].as_table();
+  if (!table) {
+    if (root.contains("thresholds"))
+      return Status::invalid_input(fmt::format("{}: 'thresholds' must be a table", origin));
+    return t;
+  }
+  for (const auto& [key, node] : *table) {
+    const Key* k = find_key(key.str());
+    if (!k)
+      return Status::invalid_input(
+          fmt::format("{}: unknown threshold '{}' (see docs/findings.md)", origin, key.str()));
+    std::optional<double> value;
+    if (const auto* f = node.as_floating_point()) value = f->get();
+    if (const auto* i = node.as_integer()) value = static_cast<double>(i->get());
+    if (!value)
+      return Status::invalid_input(
+          fmt::format("{}: threshold '{}' must be a number", origin, key.str()));
+    if (*value < 0)
+      return Status::invalid_input(
+          fmt::format("{}: threshold '{}' must not be negative", origin, key.str()));
+    if (const auto* d = std::get_if<double Thresholds::*>(&k->field)) {
+      t.*(*d) = *value;
+    } else {
+      const auto member = std::get<int Thresholds::*>(k->field);
+      if (*value != static_cast<double>(static_cast<int>(*value)))
+        return Status::invalid_input(
+            fmt::format("{}: threshold '{}' must be a whole number", origin, key.str()));
+      t.*member = static_cast<int>(*value);
+    }
+  }
+  return t;
+}
+
+std::vector<ThresholdInfo> describe_thresholds(const Thresholds& t) {
+  std::vector<ThresholdInfo> out;
+  for (const auto& k : kKeys) {
+    double v = 0;
+    if (const auto* d = std::get_if<double Thresholds::*>(&k.field))
+      v = t.*(*d);
+    else
+      v = t.*std::get<int Thresholds::*>(k.field);
+    out.push_back({k.name, v, k.description});
+  }
+  return out;
+}
+
+Result<Thresholds> load_thresholds(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::invalid_input("cannot read thresholds file " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (ss.str().size() > (1u << 20))
+    return Status::invalid_input(path + ": thresholds file larger than 1 MiB");
+  return parse_thresholds(ss.str(), path);
+}
+
+}  // namespace gpuvet

@@ -1,0 +1,118 @@
+// corpus_diagnose_test.cc — no false alarm on real machines: every file of the shared
+// corpus of real captures (../shared/fixtures/real) is diagnosed on its own, and every
+// warning or critical finding must be one this table names, with the reason it is real.
+// Every entry must also still fire, so a rule that goes quiet fails here too.
+// Skips when the corpus folder is absent.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "capture/load.h"
+#include "gpuvet/diagnose.h"
+
+namespace gpuvet {
+namespace {
+
+namespace fs = std::filesystem;
+
+// (file relative to the corpus root, finding id) → why the capture really shows it.
+const std::map<std::pair<std::string, std::string>, const char*> kRealProblems = {
+    {{"cuda-samples/autodl-2x-rtx2080ti-p2pBandwidthLatencyTest-p2p-cannot-access.txt",
+      "p2p-unavailable"},
+     "the capture shows P2P refused between the two GPUs"},
+    {{"nccl-log/basicsr-issue737-pytorch-watchdog-allreduce-timeout.log", "nccl-error"},
+     "the log holds NCCL watchdog timeouts / IB completion errors"},
+    {{"nccl-log/llamafactory-issue6269-watchdog-reduce-scatter-timeout.log", "nccl-error"},
+     "the log holds NCCL watchdog timeouts / IB completion errors"},
+    {{"nccl-log/nccl-issue1405-net-ib-completion-error-status12-vendor-err129.log", "nccl-error"},
+     "the log holds NCCL watchdog timeouts / IB completion errors"},
+    {{"nccl-log/ofa-issue271-8xv100-legacy-watchdog-timeout-1800s.log", "nccl-error"},
+     "the log holds NCCL watchdog timeouts / IB completion errors"},
+    {{"nvlink/hpe-dl380a-2x-h100-pcie-nvlink-s-6-inactive-links.txt", "nvlink-down"},
+     "6 of 18 NVLink links inactive on both GPUs"},
+    {{"nvsmi-text/gpud-8x-h100-passthrough-q-drv535.183-pcie-replays.txt", "pcie-replay-errors"},
+     "50+ PCIe replays since driver load"},
+    {{"nvsmi-text/gpud-8x-h100-passthrough-q-drv535.183-pcie-replays.txt", "power-throttle"},
+     "hw_power_brake_slowdown active"},
+    {{"nvsmi-text/gpud-8x-h100-passthrough-q-drv535.183-pcie-replays.txt", "thermal-throttle"},
+     "sw_thermal_slowdown active on GPU2"},
+    {{"nvsmi-text/gpud-8x-h100-q-drv535.161-hw-power-brake-all-gpus.txt", "pcie-replay-errors"},
+     "50+ PCIe replays since driver load"},
+    {{"nvsmi-text/gpud-8x-h100-q-drv535.161-hw-power-brake-all-gpus.txt", "power-throttle"},
+     "hw_power_brake_slowdown active"},
+    {{"nvsmi-text/gpud-a10-passthrough-q-remapped-rows-pending.txt", "ecc-errors"},
+     "row remapping pending"},
+    {{"nvsmi-text/mleng-8x-a100-sxm4-80gb-q-ecc-remapped-rows-pending-excerpt.txt", "ecc-errors"},
+     "row remapping pending"},
+    {{"nvsmi-text/mleng-sram-uncorrectable-ecc-errors-excerpt.txt", "ecc-errors"},
+     "uncorrectable ECC errors"},
+    {{"nvsmi-xml/netdata-rtx2080-win-drv516.xml", "pcie-link-degraded"},
+     "the link really trained at x8 of x16"},
+    {{"nvsmi-xml/netdata-rtx3060-laptop-drv515.xml", "pcie-link-degraded"},
+     "the link really trained at x8 of x16"},
+    {{"nvsmi-xml/netdata-tesla-p100-pcie-16gb-drv510.xml", "ecc-errors"},
+     "aggregate single-bit ECC errors"},
+    {{"nvsmi-xml/telegraf-a10g-drv515.xml", "pcie-link-degraded"},
+     "the link really trained at x8 of x16"},
+    {{"nvsmi-xml/telegraf-dual-rtx2070-v13.xml", "pcie-link-degraded"},
+     "the link really trained at x8 of x16"},
+    {{"nvsmi-xml/telegraf-dual-rtx2080-v13.xml", "pcie-link-degraded"},
+     "the link really trained at x8 of x16"},
+    {{"nvsmi-xml/telegraf-quadro-p2000-drv525.xml", "pcie-link-degraded"},
+     "the link really trained at x8 of x16"},
+    {{"nvsmi-xml/telegraf-rtx3090-drv525.xml", "power-throttle"},
+     "power limit lowered below the default"},
+    {{"nvsmi-xml/telegraf-tesla-t4-drv515.xml", "pcie-link-degraded"},
+     "the link really trained at x8 of x16"},
+    {{"p2p/autodl-2x-rtx2080ti-topo-p2p-p-not-supported.txt", "p2p-unavailable"},
+     "the capture shows P2P refused between the two GPUs"},
+    {{"p2p/mleng-2x-l4-topo-p2p-r-cns-chipset-not-supported.txt", "p2p-unavailable"},
+     "the capture shows P2P refused between the two GPUs"},
+    {{"xid/bumblebee-issue554-legacy-gpu-fallen-off-bus.log", "gpu-unresponsive"},
+     "the log says the GPU fell off the bus"},
+    {{"xid/gpud-dmesg-decode-iso-xid13-sm-exception-burst.log", "xid-error"},
+     "the log holds that Xid"},
+    {{"xid/gpud-dmesg-xid-119-gsp-rpc-timeout.log", "xid-error"}, "the log holds that Xid"},
+    {{"xid/gpud-readme-dmesg-ctime-xid13-xid109-peermem.log", "xid-error"},
+     "the log holds that Xid"},
+    {{"xid/mleng-a100-xid63-row-remapper-line.log", "xid-error"}, "the log holds that Xid"},
+    {{"xid/nvsentinel-issue155-gpu-fallen-off-bus-multiline-no-xid.log", "gpu-unresponsive"},
+     "the log says the GPU fell off the bus"},
+    {{"xid/tinygrad-4090-p2p-hack-dmesg-xid31-mmu-fault.log", "xid-error"},
+     "the log holds that Xid"},
+    {{"xid/vllm-issue40652-8xa100-xid119-gsp-timeout-pci-domain-0001.log", "xid-error"},
+     "the log holds that Xid"},
+};
+
+TEST(CorpusDiagnose, NoWarningOnHealthyCapturesExceptRealProblems) {
+  const fs::path root = GPUVET_SHARED_FIXTURES;
+  if (!fs::is_directory(root)) GTEST_SKIP() << root << " not present";
+  std::set<std::pair<std::string, std::string>> seen;
+  int files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    if (!entry.is_regular_file() || entry.path().filename() == "PROVENANCE.md") continue;
+    const std::string rel = fs::relative(entry.path(), root).string();
+    auto imported = capture::import_path(entry.path().string());
+    if (!imported.is_ok()) continue;  // unsupported files are corpus_test's business
+    ++files;
+    const Diagnosis d = diagnose(imported.value());
+    for (const auto& f : d.findings) {
+      if (f.severity < Severity::kWarning) continue;
+      const auto key = std::make_pair(rel, f.id);
+      seen.insert(key);
+      EXPECT_TRUE(kRealProblems.count(key)) << rel << ": unexpected " << severity_name(f.severity)
+                                            << " " << f.id << ": " << f.evidence;
+    }
+  }
+  EXPECT_GT(files, 100);
+  for (const auto& [key, why] : kRealProblems)
+    EXPECT_TRUE(seen.count(key)) << key.first << ": " << key.second << " no longer fires (" << why
+                                 << ")";
+}
+
+}  // namespace
+}  // namespace gpuvet
