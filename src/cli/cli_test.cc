@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "gpuvet/env.h"
 
@@ -93,6 +94,82 @@ TEST(CliTest, SavedTreeNeverReadsThisMachinesKernelLog) {
   auto r = gpuvet({"facts", "--json", "--root", "ROOT", "--nvml", GPUVET_FAKE_NVML});
   EXPECT_EQ(r.out.find("\"source\": \"dmesg\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"readable\": false"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuvet
+
+namespace gpuvet {
+namespace {
+
+std::string article(const char* task) {
+  return std::string(GPUVET_TEST_DATA) + "/fixtures/article/" + task;
+}
+
+TEST(CliDiagnose, HealthyLiveNodeExitsZero) {
+  auto r = gpuvet({"diagnose", "--root", "ROOT", "--nvml", GPUVET_FAKE_NVML, "--no-kernel-log",
+                   "--sample-window", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("OK"), std::string::npos) << r.out;
+}
+
+TEST(CliDiagnose, ExitCodesFollowTheWorstFinding) {
+  EXPECT_EQ(gpuvet({"diagnose", "--from", article("task-03.txt")}).exit_code, 0);  // info only
+  EXPECT_EQ(gpuvet({"diagnose", "--from", article("task-02.txt")}).exit_code, 1);  // x8 link
+  EXPECT_EQ(gpuvet({"diagnose", "--from", article("task-07.txt")}).exit_code, 2);  // off the bus
+  auto r = gpuvet({"diagnose", "--from", article("task-01.txt"), "--expect-gpus", "4"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("gpu-missing"), std::string::npos) << r.out;
+}
+
+TEST(CliDiagnose, JsonCarriesFindingsBottleneckAndVerdict) {
+  auto r = gpuvet({"diagnose", "--json", "--from", article("task-05.txt")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  for (const char* key : {"\"findings\"", "\"bottleneck\": \"thermal\"", "\"verdict\": \"warning\"",
+                          "\"exit_code\": 1", "\"id\": \"thermal-throttle\""})
+    EXPECT_NE(r.out.find(key), std::string::npos) << key << "\n" << r.out;
+}
+
+TEST(CliDiagnose, BadInputIsExit3WithAMessage) {
+  auto missing = gpuvet({"diagnose", "--from", "/nonexistent/capture"});
+  EXPECT_EQ(missing.exit_code, 3);
+  EXPECT_FALSE(missing.err.empty());
+  const auto dir = std::filesystem::temp_directory_path() / "gpuvet-cli-diagnose";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream(dir / "notes.txt") << "nothing nvidia-smi would print\n";
+    std::ofstream(dir / "bad.toml") << "[thresholds]\nbusy_util_pc = 60\n";
+  }
+  auto junk = gpuvet({"diagnose", "--from", (dir / "notes.txt").string()});
+  EXPECT_EQ(junk.exit_code, 3);
+  EXPECT_NE(junk.err.find("supported"), std::string::npos) << junk.err;
+  auto config = gpuvet({"diagnose", "--from", article("task-02.txt"), "--config",
+                        (dir / "bad.toml").string()});
+  EXPECT_EQ(config.exit_code, 3);
+  EXPECT_NE(config.err.find("busy_util_pc"), std::string::npos) << config.err;
+  EXPECT_EQ(gpuvet({"diagnose", "--expect-gpus", "-1"}).exit_code, 3);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliDiagnose, ConfigOverridesAThreshold) {
+  // Task 5's GPU0 at 84 °C warns at the default 83 °C; at 90 °C it no longer does.
+  const auto dir = std::filesystem::temp_directory_path() / "gpuvet-cli-config";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "hot.toml") << "[thresholds]\nhot_temp_c = 90\n";
+  auto r = gpuvet({"diagnose", "--json", "--from", article("task-05.txt"), "--config",
+                   (dir / "hot.toml").string()});
+  EXPECT_EQ(r.out.find("\"id\": \"thermal-throttle\""), std::string::npos) << r.out;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliDiagnose, FindingsDocIsGeneratedFromTheCatalog) {
+  auto r = gpuvet({"findings", "--markdown"});
+  EXPECT_EQ(r.exit_code, 0);
+  std::ifstream in(std::string(GPUVET_TEST_DATA) + "/../docs/findings.md", std::ios::binary);
+  std::stringstream doc;
+  doc << in.rdbuf();
+  EXPECT_EQ(r.out, doc.str()) << "docs/findings.md is stale: gpuvet findings --markdown > "
+                                 "docs/findings.md";
 }
 
 }  // namespace

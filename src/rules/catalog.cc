@@ -33,7 +33,9 @@ constexpr CatalogEntry kCatalog[] = {
      "whether another device took lanes. Re-measure host↔device bandwidth afterwards.",
      "task 2"},
     {"pcie-replay-errors", "PCIe replays on the GPU link", "pcie", kWarning, kTopology,
-     B::kHardware, "PCIe replay counter non-zero",
+     B::kHardware,
+     "PCIe replay counter at or above pcie_replay_warn_count (warning); a few since driver load "
+     "are info",
      "Packets on the link had to be resent: a marginal link (riser, cable, slot, signal "
      "integrity). It costs bandwidth now and often precedes a GPU falling off the bus.",
      "Watch whether the counter rises under load; reseat or swap the riser/cable, check the slot, "
@@ -48,7 +50,9 @@ constexpr CatalogEntry kCatalog[] = {
      "to GPUs on different sockets, or use a server with a better GPU interconnect.",
      "task 3"},
     {"p2p-unavailable", "Peer-to-peer access not available between GPUs", "topology", kWarning,
-     kTopology, B::kComms, "P2P status between a pair is not OK (NS, CNS, GNS, TNS, DR, U)",
+     kTopology, B::kComms,
+     "P2P read/write status between a pair is not OK (NS, CNS, TNS, DR, U); GNS (a model without "
+     "P2P) and CNS across sockets (SYS) are info",
      "Without P2P, GPU↔GPU traffic bounces through host memory: more latency, less bandwidth, "
      "and more CPU memory traffic for every collective.",
      "Check the IOMMU and ACS settings, the virtualisation mode, the BIOS toggles and the "
@@ -71,8 +75,9 @@ constexpr CatalogEntry kCatalog[] = {
      "or lower the power limit carefully.",
      "task 5"},
     {"power-throttle", "GPU held back by its power limit", "power", kWarning, kSystem, B::kThermal,
-     "software power cap or hardware power brake active under load, or a power limit below the "
-     "default",
+     "hardware power brake/slowdown, a power limit below the default, or a busy GPU capping at "
+     "a limit whose default is unknown (warning); capping at the rated default limit under load "
+     "is info",
      "The GPU runs at its power ceiling and trades clock speed for watts; a lowered limit or a "
      "power brake (PSU, board) caps throughput.",
      "Check the configured limit against the default, the PSU and the power brake signal; "
@@ -142,7 +147,9 @@ constexpr CatalogEntry kCatalog[] = {
      "for missing lanes.",
      "task 12"},
     {"memory-imbalance", "One GPU near full memory while a peer is nearly empty", "mapping",
-     kWarning, kClassify, B::kMapping, "one GPU near full memory while a peer is nearly empty",
+     kWarning, kClassify, B::kMapping,
+     "one GPU near full memory while a peer is nearly empty (info on nodes of more than 2 GPUs "
+     "without NCCL evidence of one job)",
      "The load is not spread: wrong device placement, an unsharded model, or a rank mismatch "
      "puts everything on one GPU, which heads for OOM while the other idles.",
      "Fix the device assignment, check that each rank uses its intended GPU, and consider "
@@ -238,7 +245,9 @@ constexpr CatalogEntry kCatalog[] = {
      "task 4, story 3"},
     // ---- added by gpuvet beyond the minimum catalog
     {"gpu-idle-while-peer-busy", "One GPU busy while another sits idle", "mapping", kWarning,
-     kClassify, B::kMapping, "a busy GPU next to an idle GPU that runs no process",
+     kClassify, B::kMapping,
+     "a busy GPU next to an idle GPU that runs no process (warning on a 2-GPU box or when NCCL "
+     "shows one job; info on bigger, possibly shared nodes)",
      "Only some GPUs work: a rank crashed or never started, or CUDA_VISIBLE_DEVICES/the "
      "launcher gave every rank the same device.",
      "Validate the rank → device mapping (nvidia-smi pmon), enforce it in the launcher, and make "
