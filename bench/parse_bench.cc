@@ -42,6 +42,9 @@ std::string eight_gpu_xml() {
     std::string g = gpu;
     for (std::size_t p = g.find("00:06.0"); p != std::string::npos; p = g.find("00:06.0", p + 1))
       g.replace(p, 7, std::string(b) + ":00.0");
+    // Distinct UUIDs and serials, or the importer rightly merges the copies into one GPU.
+    for (const char* tag : {"<uuid>", "<serial>"})
+      if (auto p = g.find(tag); p != std::string::npos) g.insert(p + std::strlen(tag), b);
     body += g + "\n";
   }
   std::string out = xml.substr(0, start) + body + xml.substr(end);
