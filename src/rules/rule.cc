@@ -125,4 +125,40 @@ std::string format_number(double v, int decimals) {
   return s;
 }
 
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string s;
+  for (const auto& p : parts) {
+    if (!s.empty()) s += sep;
+    s += p;
+  }
+  return s;
+}
+
+std::map<int, std::vector<int>> node_cpus(const Facts& f) {
+  std::map<int, std::vector<int>> nodes;
+  for (const auto& n : f.host.numa_nodes)
+    if (!n.cpus.empty()) nodes[n.id] = n.cpus;
+  for (const auto& g : f.gpus)
+    if (g.numa_node && *g.numa_node >= 0 && !g.cpu_affinity.empty() && !nodes.count(*g.numa_node))
+      nodes[*g.numa_node] = g.cpu_affinity;
+  for (auto& [id, cpus] : nodes) std::sort(cpus.begin(), cpus.end());
+  return nodes;
+}
+
+std::optional<int> gpu_node(const GpuFacts& g, const std::map<int, std::vector<int>>& nodes) {
+  if (g.numa_node && *g.numa_node >= 0) return g.numa_node;
+  if (g.cpu_affinity.empty()) return std::nullopt;
+  std::optional<int> found;
+  for (const auto& [id, cpus] : nodes) {
+    const bool all = std::all_of(g.cpu_affinity.begin(), g.cpu_affinity.end(), [&](int cpu) {
+      return std::binary_search(cpus.begin(), cpus.end(), cpu);
+    });
+    if (all) {
+      if (found) return std::nullopt;  // ambiguous (overlapping node lists)
+      found = id;
+    }
+  }
+  return found;
+}
+
 }  // namespace gpuvet::rules

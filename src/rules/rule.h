@@ -8,6 +8,7 @@
 // check could not be made.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -70,6 +71,14 @@ std::string load_phrase(const GpuFacts& g);
 std::optional<double> pcie_gbps(int gen, int width);
 
 std::string format_number(double v, int decimals = 1);  // "12.5", no trailing noise
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+
+// CPUs of each NUMA node (sorted): the host's own table, completed by what the GPUs report
+// (nvidia-smi topo -m gives "CPU Affinity" and "NUMA Affinity" per GPU).
+std::map<int, std::vector<int>> node_cpus(const Facts& f);
+// The GPU's NUMA node: as reported, else the one node whose CPUs hold all of its affinity
+// (empty when none or several do).
+std::optional<int> gpu_node(const GpuFacts& g, const std::map<int, std::vector<int>>& nodes);
 
 // ---- rule groups
 

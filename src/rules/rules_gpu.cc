@@ -40,15 +40,6 @@ constexpr std::size_t kMaxQuotedChars = 160;
 
 // ---------------------------------------------------------------- small text helpers
 
-std::string join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string out;
-  for (const auto& p : parts) {
-    if (!out.empty()) out += sep;
-    out += p;
-  }
-  return out;
-}
-
 std::string watts(double w) { return format_number(w, 2); }
 std::string percent(double fraction) { return format_number(fraction * 100, 0); }
 

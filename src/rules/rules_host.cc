@@ -25,54 +25,15 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // Pegged cores listed one by one up to here; the rest are counted.
 constexpr std::size_t kMaxCoresListed = 8;
 
-std::string join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string s;
-  for (const auto& p : parts) {
-    if (!s.empty()) s += sep;
-    s += p;
-  }
-  return s;
-}
-
 std::string pct(double v) { return format_number(v, 1) + " %"; }
 
 // ---------------------------------------------------------------- NUMA placement
-
-// CPUs of each NUMA node: the host's own table, completed by what the GPUs report
-// (nvidia-smi topo -m gives "CPU Affinity" and "NUMA Affinity" per GPU).
-std::map<int, std::vector<int>> node_cpus(const Facts& f) {
-  std::map<int, std::vector<int>> nodes;
-  for (const auto& n : f.host.numa_nodes)
-    if (!n.cpus.empty()) nodes[n.id] = n.cpus;
-  for (const auto& g : f.gpus)
-    if (g.numa_node && *g.numa_node >= 0 && !g.cpu_affinity.empty() && !nodes.count(*g.numa_node))
-      nodes[*g.numa_node] = g.cpu_affinity;
-  for (auto& [id, cpus] : nodes) std::sort(cpus.begin(), cpus.end());
-  return nodes;
-}
 
 std::map<int, int> cpu_to_node(const std::map<int, std::vector<int>>& nodes) {
   std::map<int, int> out;
   for (const auto& [id, cpus] : nodes)
     for (int cpu : cpus) out.emplace(cpu, id);
   return out;
-}
-
-// The GPU's NUMA node: as reported, else the one node whose CPUs hold all of its affinity.
-std::optional<int> gpu_node(const GpuFacts& g, const std::map<int, std::vector<int>>& nodes) {
-  if (g.numa_node && *g.numa_node >= 0) return g.numa_node;
-  if (g.cpu_affinity.empty()) return std::nullopt;
-  std::optional<int> found;
-  for (const auto& [id, cpus] : nodes) {
-    const bool all = std::all_of(g.cpu_affinity.begin(), g.cpu_affinity.end(), [&](int cpu) {
-      return std::binary_search(cpus.begin(), cpus.end(), cpu);
-    });
-    if (all) {
-      if (found) return std::nullopt;  // ambiguous
-      found = id;
-    }
-  }
-  return found;
 }
 
 // "node 0" / "nodes 0-1".

@@ -11,70 +11,17 @@
 
 #include "capture/load.h"
 #include "rules/rule.h"
+#include "rules/rule_test_util.h"
 
 namespace gpuvet::rules {
 namespace {
 
 constexpr std::uint64_t kMiB = 1024ull * 1024ull;
 
-struct Out {
-  std::vector<Finding> findings;
-  std::vector<std::string> notes;
-};
+using namespace testing;
 
-Out host(const Facts& f, const Thresholds& t = {}) {
-  DiagnoseOptions o;
-  Context c{f, t, o};
-  Emitter e;
-  check_host(c, e);
-  return {e.take_findings(), e.take_notes()};
-}
-
-Out mapping(const Facts& f, const Thresholds& t = {}) {
-  DiagnoseOptions o;
-  Context c{f, t, o};
-  Emitter e;
-  check_mapping(c, e);
-  return {e.take_findings(), e.take_notes()};
-}
-
-std::vector<Finding> with_id(const Out& o, const std::string& id) {
-  std::vector<Finding> v;
-  for (const auto& f : o.findings)
-    if (f.id == id) v.push_back(f);
-  return v;
-}
-
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
-std::string dump(const Out& o) {
-  std::string s;
-  for (const auto& f : o.findings) {
-    s += f.id + " [" + severity_name(f.severity) + "]";
-    for (const auto& x : f.subjects) s += " " + x;
-    s += ": " + f.evidence + "\n";
-  }
-  for (const auto& n : o.notes) s += "note: " + n + "\n";
-  return s;
-}
-
-std::string read_task(int n) {
-  char name[32];
-  std::snprintf(name, sizeof name, "task-%02d.txt", n);
-  std::ifstream in(std::string(GPUVET_TEST_DATA) + "/fixtures/article/" + name, std::ios::binary);
-  EXPECT_TRUE(in.good()) << name;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-Facts import_tasks(std::initializer_list<int> tasks) {
-  std::string text;
-  for (int n : tasks) text += read_task(n) + "\n";
-  return capture::import_text(text, "article");
-}
+Out host(const Facts& f, const Thresholds& t = {}) { return run_group(check_host, f, t); }
+Out mapping(const Facts& f, const Thresholds& t = {}) { return run_group(check_mapping, f, t); }
 
 GpuFacts gpu_at(int i, int util_pct) {
   GpuFacts g;
