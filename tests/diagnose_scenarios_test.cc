@@ -4,10 +4,12 @@
 // other warning or critical finding.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -15,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "capture/bundle.h"
 #include "capture/load.h"
 #include "gpuvet/collect.h"
 #include "gpuvet/diagnose.h"
@@ -296,6 +299,56 @@ TEST(ScenarioDiagnose, PcieDualSocketIdleIsQuiet) {
   // Two L40S on different sockets, idle at Gen1, CNS across the socket link: all by design.
   const Diagnosis d = diagnose(collect_fixture("sysroot-2numa-4gpu", "2gpu-pcie-sys.json"));
   expect_exactly(d, {});
+}
+
+// A node where no triage command is installed: the bundle holds gpuvet's own facts only.
+class NothingInstalled final : public CommandRunner {
+ public:
+  Result<CommandResult> run(const std::vector<std::string>& argv, std::chrono::milliseconds,
+                            std::size_t) const override {
+    return Status::not_found(argv[0] + ": No such file or directory");
+  }
+};
+
+std::vector<std::string> finding_lines(const Diagnosis& d) {
+  std::vector<std::string> v;
+  for (const auto& f : d.findings) {
+    std::string s = std::string(severity_name(f.severity)) + " " + f.id;
+    for (const auto& x : f.subjects) s += " " + x;
+    v.push_back(s + ": " + f.evidence);
+  }
+  v.push_back(std::string("bottleneck ") + bottleneck_name(d.bottleneck));
+  return v;
+}
+
+TEST(ScenarioDiagnose, BundleGivesTheLiveFindings) {
+  for (bool redact : {false, true}) {
+    const std::string root = std::string(GPUVET_TEST_DATA) + "/fixtures/sysroot-2numa-4gpu";
+    const Facts live = collect_fixture("sysroot-2numa-4gpu", "degraded-mix.json");
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("gpuvet-diag-bundle-" + std::to_string(::getpid()) + (redact ? "r" : ""));
+    std::filesystem::remove_all(dir);
+    auto fs = make_rooted_file_system(root);
+    auto clock = make_system_clock();
+    NothingInstalled runner;
+    CollectOptions o;
+    o.root = root;
+    o.nvml_library = GPUVET_FAKE_NVML;
+    o.nvml_library_given_by_user = true;
+    o.pressure_window = std::chrono::milliseconds(0);
+    o.kernel_log = false;
+    capture::CaptureOptions c;
+    c.out_dir = dir.string();
+    c.redact = redact;
+    ASSERT_TRUE(capture::capture_bundle(c, o, Env{*fs, runner, *clock}).is_ok());
+    auto back = capture::import_path(dir.string());
+    ASSERT_TRUE(back.is_ok());
+    const Diagnosis from_live = diagnose(live);
+    const Diagnosis from_bundle = diagnose(back.value());
+    EXPECT_GE(from_live.findings.size(), 4u);
+    EXPECT_EQ(finding_lines(from_live), finding_lines(from_bundle)) << "redact " << redact;
+    std::filesystem::remove_all(dir);
+  }
 }
 
 // ------------------------------------------------------------------ the 8 symptom patterns
