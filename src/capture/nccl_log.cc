@@ -1,7 +1,5 @@
 #include "capture/nccl_log.h"
 
-#include <string.h>  // memmem
-
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -11,6 +9,7 @@
 
 #include <pugixml.hpp>
 
+#include "core/text_scan.h"
 #include "core/util.h"
 
 namespace gpuvet::capture {
@@ -25,13 +24,8 @@ constexpr std::size_t kMaxDetail = 512;
 // is garbage).
 constexpr std::size_t kMaxLine = 16 << 10;
 
-// libstdc++'s string_view::find is a naive loop; glibc's memmem is linear and vectorised.
-std::size_t find(std::string_view hay, std::string_view needle, std::size_t from = 0) {
-  if (from > hay.size() || needle.empty()) return npos;
-  const void* p = memmem(hay.data() + from, hay.size() - from, needle.data(), needle.size());
-  return p ? static_cast<std::size_t>(static_cast<const char*>(p) - hay.data()) : npos;
-}
-bool contains(std::string_view hay, std::string_view needle) { return find(hay, needle) != npos; }
+using text_scan::contains;
+using text_scan::find;
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
@@ -39,30 +33,7 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
 // Printable ASCII only, bounded: details end up in JSON, terminals and HTML.
 std::string clean(std::string_view s, std::size_t max = kMaxDetail) {
-  s = trim(s);
-  std::string out;
-  out.reserve(std::min(s.size(), max));
-  for (char c : s) {
-    if (out.size() >= max) break;
-    auto u = static_cast<unsigned char>(c);
-    out.push_back(c == '\t' ? ' ' : (u < 0x20 || u >= 0x7f) ? '?' : c);
-  }
-  return out;
-}
-
-// Visits each line (without its '\n' or trailing '\r') in one pass.
-template <typename Fn>
-void for_each_line(std::string_view text, Fn&& fn) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const void* nl = memchr(text.data() + i, '\n', text.size() - i);
-    std::size_t end =
-        nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - text.data()) : text.size();
-    std::string_view line = text.substr(i, std::min(end - i, kMaxLine));
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
-    fn(line);
-    i = end + 1;
-  }
+  return text_scan::printable(s, max);
 }
 
 std::optional<int> small_int(std::string_view s) {
@@ -485,7 +456,13 @@ std::size_t parse_nccl_log_events(std::string_view text, std::vector<NcclEvent>&
                                   std::vector<std::string>* notes) {
   LogState st;
   EventSink sink(events, notes);
-  for_each_line(text, [&](std::string_view line) { handle_line(line, st, sink); });
+  text_scan::LineReader lines(text);
+  for (std::string_view line; lines.next(line);) {
+    // Cut at kMaxLine; only trailing '\r' and ' ' go (a trailing tab is kept).
+    line = line.substr(0, kMaxLine);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+    handle_line(line, st, sink);
+  }
   sink.finish();
   return st.nccl_lines;
 }

@@ -1,7 +1,5 @@
 #include "capture/nvsmi_monitor.h"
 
-#include <string.h>  // memchr
-
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -14,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/text_scan.h"
 #include "core/util.h"
 
 namespace gpuvet::capture {
@@ -29,43 +28,8 @@ constexpr std::size_t kSniffLines = 300;
 constexpr std::size_t kSniffBytes = 128u << 10;
 constexpr std::uint64_t kMiB = 1024ull * 1024ull;
 
-class LineReader {
- public:
-  explicit LineReader(std::string_view text, std::size_t max_bytes = npos)
-      : text_(text.substr(0, std::min(text.size(), max_bytes))) {}
-  bool next(std::string_view& line) {
-    if (pos_ >= text_.size()) return false;
-    const void* nl = memchr(text_.data() + pos_, '\n', text_.size() - pos_);
-    const std::size_t end =
-        nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - text_.data()) : text_.size();
-    line = text_.substr(pos_, end - pos_);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    pos_ = end + 1;
-    return true;
-  }
-
- private:
-  std::string_view text_;
-  std::size_t pos_ = 0;
-};
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
-
-struct Word {
-  std::string_view text;
-  std::size_t offset = 0;
-};
-
-void split_words(std::string_view line, std::vector<Word>& out, std::size_t max_words) {
-  out.clear();
-  std::size_t i = 0;
-  while (i < line.size() && out.size() < max_words) {
-    while (i < line.size() && is_space(line[i])) ++i;
-    const std::size_t start = i;
-    while (i < line.size() && !is_space(line[i])) ++i;
-    if (i > start) out.push_back({line.substr(start, i - start), start});
-  }
-}
+using text_scan::LineReader;
+using text_scan::Word;
 
 void add_note(Facts& out, std::string note) {
   if (out.notes.size() < kMaxNotes) out.notes.push_back(std::move(note));
@@ -77,7 +41,7 @@ std::vector<std::string> header_columns(std::string_view t) {
   std::vector<std::string> cols;
   if (t.empty() || t.front() != '#') return cols;
   std::vector<Word> w;
-  split_words(t.substr(1), w, kMaxColumns + 1);
+  text_scan::words(t.substr(1), kMaxColumns + 1, w);
   if (w.size() > kMaxColumns) return cols;
   bool has_gpu = false;
   for (const auto& x : w) {
@@ -174,7 +138,7 @@ int sniff_monitor(std::string_view text, bool (*is_header)(const std::vector<std
       continue;
     }
     if (!header) continue;
-    split_words(t, w, 4);
+    text_scan::words(t, 4, w);
     if (!w.empty() && parse_int(w[0].text)) ++rows;
   }
   if (!header) return 0;
@@ -215,7 +179,7 @@ Status import_pmon(std::string_view text, Facts& out) {
       continue;
     }
     if (cols.empty()) continue;
-    split_words(line, w, cols.size());
+    text_scan::words(line, cols.size(), w);
     auto gpu = int_cell(w, c_gpu, 0, kMaxGpuIndex);
     if (!gpu || w.size() + 1 < cols.size()) {
       ++bad_rows;
@@ -294,7 +258,7 @@ std::string fmt_num(double v) {
 std::optional<double> dmon_delay(std::string_view line) {
   if (line.find("nvidia-smi") == npos || line.find("dmon") == npos) return std::nullopt;
   std::vector<Word> w;
-  split_words(line, w, 64);
+  text_scan::words(line, 64, w);
   for (std::size_t i = 0; i < w.size(); ++i) {
     std::string_view v;
     if ((w[i].text == "-d" || w[i].text == "--delay") && i + 1 < w.size()) {
@@ -364,7 +328,7 @@ Status import_dmon(std::string_view text, Facts& out) {
       if (!delay_s) delay_s = dmon_delay(t);
       continue;
     }
-    split_words(t, w, cols.size() + 1);
+    text_scan::words(t, cols.size() + 1, w);
     auto gpu = int_cell(w, c.gpu, 0, kMaxGpuIndex);
     if (!gpu || w.size() != cols.size()) {
       ++bad_rows;

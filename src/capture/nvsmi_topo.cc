@@ -1,7 +1,5 @@
 #include "capture/nvsmi_topo.h"
 
-#include <string.h>  // memchr
-
 #include <algorithm>
 #include <cstddef>
 #include <map>
@@ -11,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/text_scan.h"
 #include "core/util.h"
 
 namespace gpuvet::capture {
@@ -30,30 +29,11 @@ constexpr std::size_t kSniffBytes = 128u << 10;
 
 // ------------------------------------------------------------------ text helpers
 
-class LineReader {
- public:
-  explicit LineReader(std::string_view text, std::size_t max_bytes = npos)
-      : text_(text.substr(0, std::min(text.size(), max_bytes))) {}
-  bool next(std::string_view& line) {
-    if (pos_ >= text_.size()) return false;
-    const void* nl = memchr(text_.data() + pos_, '\n', text_.size() - pos_);
-    const std::size_t end =
-        nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - text_.data()) : text_.size();
-    line = text_.substr(pos_, end - pos_);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    pos_ = end + 1;
-    return true;
-  }
+using text_scan::contains;
+using text_scan::LineReader;
+using text_scan::Word;
 
- private:
-  std::string_view text_;
-  std::size_t pos_ = 0;
-};
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-bool contains(std::string_view hay, std::string_view needle) { return hay.find(needle) != npos; }
 
 // nvidia-smi underlines the header row with ESC[4m … ESC[0m on a terminal; a captured
 // file keeps them. Drops CSI sequences and lone ESC bytes; `buf` owns the result.
@@ -73,22 +53,6 @@ std::string_view strip_ansi(std::string_view line, std::string& buf) {
     }
   }
   return buf;
-}
-
-struct Word {
-  std::string_view text;
-  std::size_t offset = 0;  // column in the line, for space-aligned tables
-};
-
-void split_words(std::string_view line, std::vector<Word>& out, std::size_t max_words) {
-  out.clear();
-  std::size_t i = 0;
-  while (i < line.size() && out.size() < max_words) {
-    while (i < line.size() && is_space(line[i])) ++i;
-    const std::size_t start = i;
-    while (i < line.size() && !is_space(line[i])) ++i;
-    if (i > start) out.push_back({line.substr(start, i - start), start});
-  }
 }
 
 // Tab-separated cells, each trimmed; empty cells kept (they carry meaning in topo -m).
@@ -411,7 +375,7 @@ int sniff_topo_m(std::string_view text) {
   std::string_view line;
   for (std::size_t n = 0; n < kSniffLines && lines.next(line); ++n) {
     line = strip_ansi(line, buf);
-    split_words(line, w, kMaxColumns + 8);
+    text_scan::words(line, kMaxColumns + 8, w);
     if (w.empty()) continue;
     if (contains(line, "Connection traversing")) legend = true;
     if (contains(line, "= Status Ok") || contains(line, "Chipset not supported")) p2p = true;
@@ -467,7 +431,7 @@ Status import_topo_m(std::string_view text, Facts& out) {
       in_legend = true;
       continue;
     }
-    split_words(line, w, kMaxColumns + 8);
+    text_scan::words(line, kMaxColumns + 8, w);
     if (is_matrix_header(w)) {
       header = parse_topo_header(line, w);
       in_legend = false;
@@ -589,8 +553,8 @@ void capabilities_from_command(std::string_view line, P2PCapabilities& caps) {
   const std::size_t at = line.find("-p2p");
   if (at == npos) return;
   std::size_t i = at + 4;
-  while (i < line.size() && is_space(line[i])) ++i;
-  for (; i < line.size() && !is_space(line[i]); ++i) {
+  while (i < line.size() && text_scan::is_blank(line[i])) ++i;
+  for (; i < line.size() && !text_scan::is_blank(line[i]); ++i) {
     switch (line[i]) {
       case 'r':
         caps.read = true;
@@ -641,7 +605,7 @@ int sniff_topo_p2p(std::string_view text) {
   std::string_view line;
   for (std::size_t n = 0; n < kSniffLines && lines.next(line); ++n) {
     line = strip_ansi(line, buf);
-    split_words(line, w, kMaxColumns + 8);
+    text_scan::words(line, kMaxColumns + 8, w);
     if (w.empty()) continue;
     if (contains(line, "= Status Ok") || contains(line, "Chipset not supported")) legend = true;
     if (contains(line, "Connection traversing")) topo_like = true;
@@ -691,7 +655,7 @@ Status import_topo_p2p(std::string_view text, Facts& out) {
   std::string_view line;
   while (lines.next(line)) {
     line = strip_ansi(line, buf);
-    split_words(line, w, kMaxColumns + 8);
+    text_scan::words(line, kMaxColumns + 8, w);
     if (w.empty()) continue;
     if (contains(line, "-p2p")) capabilities_from_command(line, caps);
     if (is_matrix_header(w)) {
@@ -895,7 +859,7 @@ int sniff_nvlink_status(std::string_view text) {
     if (t.empty()) continue;
     if (contains(t, kDcgmTitle)) dcgm_title = true;
     if (pending_dcgm) {
-      split_words(t, w, 300);
+      text_scan::words(t, 300, w);
       if (is_dcgm_grid(w)) ++dcgm;
       pending_dcgm = false;
     }
@@ -925,7 +889,7 @@ Status import_nvlink_status(std::string_view text, Facts& out) {
     const std::string_view t = trim(line);
     if (t.empty()) continue;
     if (dcgm_current) {
-      split_words(t, w, kMaxLinkIndex + 1);
+      text_scan::words(t, kMaxLinkIndex + 1, w);
       const int gi = *dcgm_current;
       dcgm_current.reset();
       if (is_dcgm_grid(w)) {
