@@ -196,6 +196,8 @@ std::function<Outcome()> setup_formats(CLI::App& app) {
 // diagnose_command.cc
 std::function<Outcome()> setup_diagnose(CLI::App& app);
 std::function<Outcome()> setup_findings(CLI::App& app);
+// bench_command.cc
+std::function<Outcome()> setup_bench(CLI::App& app);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands = {
@@ -212,6 +214,10 @@ const std::vector<Command>& commands() {
       {"capture",
        "Save the raw outputs of every triage command, gpuvet's facts and a manifest into a bundle",
        setup_capture},
+      {"bench",
+       "Measure host↔device, device-local and GPU↔GPU bandwidth and latency, NCCL collectives "
+       "and the P2P truth table, against what the links should give",
+       setup_bench},
       {"findings", "List the findings catalog (ids, severities, what each means)", setup_findings},
   };
   return kCommands;

@@ -1,0 +1,116 @@
+// gpuvet/bench.h — active measurements: the benchmark registry, its results and how they
+// feed the rules.
+//
+// Every benchmark has a stable kebab/snake key ("host_to_device_ce", "all_reduce", …), says
+// whether it applies to this machine (and why not), and produces a BenchMatrix: rows and
+// columns labelled by GPU (or "host"), each cell an optional value with its spread and a
+// per-cell error. A failing benchmark fails only itself (its matrix or cell says ERROR with
+// the CUDA/NCCL error), never the run. GB/s are 1e9 bytes per second.
+//
+// run_benchmarks() needs a gpuvet built with CUDA (GPUVET_CUDA) and a driver at run time
+// (libcuda.so.1 is loaded by the CUDA runtime; libnccl.so.2 by dlopen). Without them every
+// result is skipped with the reason. Not thread-safe: one run at a time per process.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpuvet/facts.h"
+
+namespace gpuvet {
+
+struct BenchCell {
+  std::optional<double> value;        // GB/s or µs (the matrix's unit); median of the samples
+  std::optional<double> spread_pct;   // (max - min) / median × 100 over the samples
+  std::optional<std::string> error;   // "cudaErrorPeerAccessUnsupported: …", "wrong data …"
+  std::optional<double> expected;     // what the link/path should give, same unit
+  bool via_host = false;              // peer copy that could not use P2P: measured through host
+  bool verified = false;              // data checked after the copies
+};
+
+struct BenchMatrix {
+  std::string key;    // registry key
+  std::string title;  // "host → device, copy engine, pinned"
+  std::string unit;   // "GB/s" or "us"
+  std::vector<std::string> rows;  // "GPU0", "host", or message sizes for collectives
+  std::vector<std::string> cols;
+  std::vector<std::vector<BenchCell>> cells;  // [row][col]
+  std::optional<std::string> skipped;  // why it did not apply here
+  std::optional<std::string> error;    // why the whole benchmark failed
+  std::vector<std::string> notes;
+  double wall_ms = 0;
+  // Where src/dst come from for each cell, so results can become Measurements:
+  // row_gpu[r] / col_gpu[c] are GPU indices or -1 for "host"/not a GPU.
+  std::vector<int> row_gpu;
+  std::vector<int> col_gpu;
+  std::optional<std::uint64_t> size_bytes;  // copy size per sample (bandwidth tests)
+};
+
+// One row of the P2P truth table: what is claimed and what works between two GPUs.
+struct P2PTruth {
+  int a = 0;
+  int b = 0;
+  PathType path = PathType::kUnknown;              // from the facts (topology)
+  std::optional<P2PStatus> nvml_read;              // NVML / topo -p2p claim
+  std::optional<bool> cuda_can_access;             // cudaDeviceCanAccessPeer(a, b)
+  std::optional<std::string> enable_error;         // cudaDeviceEnablePeerAccess failure
+  std::optional<bool> copy_verified;               // a peer copy's data checked
+  std::optional<double> copy_gbps;                 // its bandwidth
+  std::optional<bool> nccl_allreduce_ok;           // tiny 2-rank all-reduce result checked
+  std::optional<std::string> nccl_transport;       // what NCCL used, if it says
+  std::optional<bool> acs_redirect;                // from the facts
+  std::optional<bool> iommu_translated;            // from the facts
+  std::string verdict;                             // "P2P works", "claimed but garbage", …
+};
+
+struct BenchOptions {
+  bool full = false;               // exhaustive sweeps instead of the quick suite
+  std::vector<std::string> only;   // run just these keys (empty: the suite)
+  std::string nccl_library;        // path; empty: $GPUVET_NCCL_LIBRARY or libnccl.so.2
+  int samples = 0;                 // 0: the suite's default
+  bool progress = false;           // one line per benchmark on stderr
+  std::chrono::milliseconds collective_timeout{20000};
+  // Deliberately corrupt one copy (tests only): verification must catch it.
+  bool plant_corruption = false;
+};
+
+struct BenchInfo {
+  const char* key;
+  const char* title;
+  const char* unit;
+  bool quick;  // part of the default quick suite
+};
+
+// Every benchmark in the registry, in run order.
+std::span<const BenchInfo> bench_catalog();
+
+struct BenchReport {
+  std::vector<BenchMatrix> results;
+  std::vector<P2PTruth> p2p_truth;
+  std::vector<std::string> notes;  // CUDA/NCCL versions or why they are missing
+  bool cuda_available = false;
+  std::optional<std::string> nccl_version;
+  double wall_ms = 0;
+};
+
+// Runs the suite (or options.only) on this machine; `facts` gives the topology, links and
+// NUMA placement used for pinning host buffers and for the expectations.
+BenchReport run_benchmarks(const Facts& facts, const BenchOptions& options);
+
+// Fills each cell's `expected` from the link/path/model tables (src/rules/expectations.h).
+void attach_expectations(BenchReport& report, const Facts& facts);
+
+// The results as Measurements (tool "gpuvet"), so the rules judge them
+// (h2d-bandwidth-low, p2p-bandwidth-low, nccl-error on wrong results).
+std::vector<Measurement> bench_measurements(const BenchReport& report);
+
+// Terminal: one matrix per benchmark like the reference tools (N/A where not applicable),
+// then the comparison with expectations and the P2P truth table.
+std::string render_bench_text(const BenchReport& report);
+std::string bench_to_json(const BenchReport& report, int indent = 2);
+
+}  // namespace gpuvet

@@ -1,0 +1,133 @@
+// `gpuvet bench`: run the measurements, print them like the reference tools with the
+// comparison against what the links should give, and judge them with the rules.
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "gpuvet/bench.h"
+#include "gpuvet/collect.h"
+#include "gpuvet/diagnose.h"
+#include "gpuvet/report.h"
+
+namespace gpuvet::cli {
+
+namespace {
+
+struct BenchArgs {
+  bool json = false;
+  bool quick = false;
+  bool full = false;
+  bool list = false;
+  std::vector<std::string> only;
+  std::string nccl_lib;
+  std::string nvml;
+  int samples = 0;
+  double collective_timeout_s = 20;
+  bool plant_corruption = false;
+};
+
+}  // namespace
+
+std::function<Outcome()> setup_bench(CLI::App& app) {
+  auto args = std::make_shared<BenchArgs>();
+  app.add_flag("--json", args->json, "Print JSON (schema gpuvet.bench/1)");
+  auto* quick = app.add_flag("--quick", args->quick,
+                             "The quick suite (default): is every link as fast as it should be");
+  app.add_flag("--full", args->full, "Every benchmark, full message-size sweeps, more samples")
+      ->excludes(quick);
+  app.add_option("--only", args->only, "Run only these benchmark keys (see --list)");
+  app.add_flag("--list", args->list, "List the benchmarks and exit");
+  app.add_option("--nccl-lib", args->nccl_lib,
+                 "libnccl.so.2 to load (default $GPUVET_NCCL_LIBRARY, then the loader path); "
+                 "e.g. the one inside a PyTorch install");
+  app.add_option("--nvml", args->nvml, "NVML library for the topology facts");
+  app.add_option("--samples", args->samples, "Samples per measurement (median reported)")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--collective-timeout", args->collective_timeout_s,
+                 "Seconds a collective may take before its communicators are aborted")
+      ->check(CLI::Range(1.0, 3600.0));
+  // Verification self-check: corrupts one copy on purpose; the run must report wrong data.
+  app.add_flag("--plant-corruption", args->plant_corruption)->group("");
+  return [args]() -> Outcome {
+    if (args->list) {
+      for (const auto& b : bench_catalog())
+        std::cout << fmt::format("{:<30} {:<6} {}{}\n", b.key, b.unit, b.title,
+                                 b.quick ? "" : "  (--full)");
+      return {kExitOk, false};
+    }
+    BenchOptions options;
+    options.full = args->full;
+    options.only = args->only;
+    options.nccl_library = args->nccl_lib;
+    options.samples = args->samples;
+    options.progress = ::isatty(STDERR_FILENO) && !args->json;
+    options.collective_timeout =
+        std::chrono::milliseconds(static_cast<long long>(args->collective_timeout_s * 1000));
+    options.plant_corruption = args->plant_corruption;
+    for (const auto& k : options.only)
+      if (std::none_of(bench_catalog().begin(), bench_catalog().end(),
+                       [&](const BenchInfo& b) { return k == b.key; })) {
+        std::cerr << "gpuvet: unknown benchmark '" << k << "' (gpuvet bench --list)\n";
+        return {kExitUnusable, false};
+      }
+
+    // The topology, links and NUMA placement the expectations and host buffers need.
+    CollectOptions co;
+    co.nvml_library = args->nvml;
+    co.nvml_library_given_by_user = !args->nvml.empty();
+    co.pressure_window = std::chrono::milliseconds(0);
+    co.kernel_log = false;
+    auto fs = make_rooted_file_system("/");
+    auto runner = make_process_runner();
+    auto clock = make_system_clock();
+    Collection c = collect_facts(co, Env{*fs, *runner, *clock});
+
+    BenchReport report = run_benchmarks(c.facts, options);
+    attach_expectations(report, c.facts);
+    Facts judged = c.facts;
+    judged.measurements = bench_measurements(report);
+    const Diagnosis d = diagnose(judged);
+    if (args->json) {
+      std::cout << bench_to_json(report) << "\n";
+    } else {
+      std::cout << render_bench_text(report);
+      bool header = false;
+      for (const auto& f : d.findings) {
+        if (f.id != "h2d-bandwidth-low" && f.id != "p2p-bandwidth-low" && f.id != "nccl-error")
+          continue;
+        if (!header) std::cout << "\nAgainst expectations\n";
+        header = true;
+        std::cout << "  " << severity_name(f.severity) << "  " << f.id << ": " << f.evidence
+                  << "\n";
+      }
+      if (!header && report.cuda_available)
+        std::cout << "\nAgainst expectations: every measured link is as fast as it should be "
+                     "(or no expectation is known for it).\n";
+    }
+    if (!report.cuda_available) {
+      std::cerr << "gpuvet: no benchmark could run here (see the notes)\n";
+      return {kExitUnusable, c.abandoned_probes};
+    }
+    int code = kExitOk;
+    for (const auto& f : d.findings)
+      if (f.id == "h2d-bandwidth-low" || f.id == "p2p-bandwidth-low" || f.id == "nccl-error")
+        code = std::max(code, f.severity == Severity::kCritical  ? int{kExitCritical}
+                              : f.severity == Severity::kWarning ? int{kExitWarning}
+                                                                 : int{kExitOk});
+    for (const auto& m : report.results) {
+      if (m.error) code = std::max(code, int{kExitWarning});
+      for (const auto& row : m.cells)
+        for (const auto& cell : row)
+          if (cell.error && cell.error->find("wrong data") != std::string::npos)
+            code = int{kExitCritical};
+    }
+    return {code, c.abandoned_probes};
+  };
+}
+
+}  // namespace gpuvet::cli
