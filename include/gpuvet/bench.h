@@ -15,7 +15,6 @@
 #include <chrono>
 #include <functional>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -24,23 +23,23 @@
 namespace gpuvet {
 
 struct BenchCell {
-  std::optional<double> value;        // GB/s or µs (the matrix's unit); median of the samples
-  std::optional<double> spread_pct;   // (max - min) / median × 100 over the samples
-  std::optional<std::string> error;   // "cudaErrorPeerAccessUnsupported: …", "wrong data …"
-  std::optional<double> expected;     // what the link/path should give, same unit
-  bool via_host = false;              // peer copy that could not use P2P: measured through host
-  bool verified = false;              // data checked after the copies
+  std::optional<double> value;       // GB/s or µs (the matrix's unit); median of the samples
+  std::optional<double> spread_pct;  // (max - min) / median × 100 over the samples
+  std::optional<std::string> error;  // "cudaErrorPeerAccessUnsupported: …", "wrong data …"
+  std::optional<double> expected;    // what the link/path should give, same unit
+  bool via_host = false;             // peer copy that could not use P2P: measured through host
+  bool verified = false;             // data checked after the copies
 };
 
 struct BenchMatrix {
-  std::string key;    // registry key
-  std::string title;  // "host → device, copy engine, pinned"
-  std::string unit;   // "GB/s" or "us"
+  std::string key;                // registry key
+  std::string title;              // "host → device, copy engine, pinned"
+  std::string unit;               // "GB/s" or "us"
   std::vector<std::string> rows;  // "GPU0", "host", or message sizes for collectives
   std::vector<std::string> cols;
   std::vector<std::vector<BenchCell>> cells;  // [row][col]
-  std::optional<std::string> skipped;  // why it did not apply here
-  std::optional<std::string> error;    // why the whole benchmark failed
+  std::optional<std::string> skipped;         // why it did not apply here
+  std::optional<std::string> error;           // why the whole benchmark failed
   std::vector<std::string> notes;
   double wall_ms = 0;
   // Where src/dst come from for each cell, so results can become Measurements:
@@ -54,25 +53,25 @@ struct BenchMatrix {
 struct P2PTruth {
   int a = 0;
   int b = 0;
-  PathType path = PathType::kUnknown;              // from the facts (topology)
-  std::optional<P2PStatus> nvml_read;              // NVML / topo -p2p claim
-  std::optional<bool> cuda_can_access;             // cudaDeviceCanAccessPeer(a, b)
-  std::optional<std::string> enable_error;         // cudaDeviceEnablePeerAccess failure
-  std::optional<bool> copy_verified;               // a peer copy's data checked
-  std::optional<double> copy_gbps;                 // its bandwidth
-  std::optional<bool> nccl_allreduce_ok;           // tiny 2-rank all-reduce result checked
-  std::optional<std::string> nccl_transport;       // what NCCL used, if it says
-  std::optional<bool> acs_redirect;                // from the facts
-  std::optional<bool> iommu_translated;            // from the facts
-  std::string verdict;                             // "P2P works", "claimed but garbage", …
+  PathType path = PathType::kUnknown;         // from the facts (topology)
+  std::optional<P2PStatus> nvml_read;         // NVML / topo -p2p claim
+  std::optional<bool> cuda_can_access;        // cudaDeviceCanAccessPeer(a, b)
+  std::optional<std::string> enable_error;    // cudaDeviceEnablePeerAccess failure
+  std::optional<bool> copy_verified;          // a peer copy's data checked
+  std::optional<double> copy_gbps;            // its bandwidth
+  std::optional<bool> nccl_allreduce_ok;      // tiny 2-rank all-reduce result checked
+  std::optional<std::string> nccl_transport;  // what NCCL used, if it says
+  std::optional<bool> acs_redirect;           // from the facts
+  std::optional<bool> iommu_translated;       // from the facts
+  std::string verdict;                        // "P2P works", "claimed but garbage", …
 };
 
 struct BenchOptions {
-  bool full = false;               // exhaustive sweeps instead of the quick suite
-  std::vector<std::string> only;   // run just these keys (empty: the suite)
-  std::string nccl_library;        // path; empty: $GPUVET_NCCL_LIBRARY or libnccl.so.2
-  int samples = 0;                 // 0: the suite's default
-  bool progress = false;           // one line per benchmark on stderr
+  bool full = false;              // exhaustive sweeps instead of the quick suite
+  std::vector<std::string> only;  // run just these keys (empty: the suite)
+  std::string nccl_library;       // path; empty: $GPUVET_NCCL_LIBRARY or libnccl.so.2
+  int samples = 0;                // 0: the suite's default
+  bool progress = false;          // one line per benchmark on stderr
   std::chrono::milliseconds collective_timeout{20000};
   // Deliberately corrupt one copy (tests only): verification must catch it.
   bool plant_corruption = false;
@@ -85,8 +84,9 @@ struct BenchInfo {
   bool quick;  // part of the default quick suite
 };
 
-// Every benchmark in the registry, in run order.
-std::span<const BenchInfo> bench_catalog();
+// Every benchmark in the registry, in run order. (A vector, not a span: this header is also
+// read by the CUDA sources, which nvcc builds as C++17.)
+const std::vector<BenchInfo>& bench_catalog();
 
 struct BenchReport {
   std::vector<BenchMatrix> results;

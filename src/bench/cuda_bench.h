@@ -42,7 +42,7 @@ struct HostDeviceSpec {
   bool to_device = true;
   Engine engine = Engine::kCopyEngine;
   bool pinned = true;
-  bool bidirectional = false;  // both directions at once; the cell is the measured direction
+  bool bidirectional = false;     // both directions at once; the cell is the measured direction
   bool all_gpus_at_once = false;  // every GPU concurrently (shared switch/root port shows)
 };
 

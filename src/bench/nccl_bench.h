@@ -23,8 +23,8 @@ namespace gpuvet::bench {
 
 struct NcclEnv {
   bool ok = false;
-  std::string library;  // the path that was loaded
-  std::string error;    // why not: "libnccl.so.2 not found (set --nccl-lib …)"
+  std::string library;                 // the path that was loaded
+  std::string error;                   // why not: "libnccl.so.2 not found (set --nccl-lib …)"
   std::optional<std::string> version;  // "2.28.9"
 };
 
@@ -35,7 +35,7 @@ struct CollectiveSpec {
   // Bytes, nccl-tests' "size": the larger buffer of a rank (all_reduce: each buffer,
   // all_gather: the output, reduce_scatter: the input); see detail::collective_counts.
   std::vector<std::size_t> sizes;
-  std::vector<int> gpus;           // CUDA ordinals; empty: all
+  std::vector<int> gpus;  // CUDA ordinals; empty: all
   int warmup = 5;
   int iterations = 20;
   std::chrono::milliseconds timeout{20000};

@@ -4,12 +4,13 @@
 // nccl_bench.cc (built with GPUVET_CUDA); without them every benchmark is skipped, saying why.
 #include <unistd.h>
 
+#include <stdlib.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <stdlib.h>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <string>
 #include <utility>
@@ -75,7 +76,10 @@ BenchMatrix skipped(std::string_view key, std::string why) {
 
 }  // namespace
 
-std::span<const BenchInfo> bench_catalog() { return kCatalog; }
+const std::vector<BenchInfo>& bench_catalog() {
+  static const std::vector<BenchInfo> kAll(std::begin(kCatalog), std::end(kCatalog));
+  return kAll;
+}
 
 namespace bench {
 
@@ -106,12 +110,12 @@ Status select(const BenchOptions& options, std::vector<std::string>& keys) {
   keys.clear();
   for (const auto& k : options.only)
     if (!info(k))
-      return Status::invalid_input("unknown benchmark '" + k + "' (gpuvet bench --list shows them)");
+      return Status::invalid_input("unknown benchmark '" + k +
+                                   "' (gpuvet bench --list shows them)");
   for (const auto& i : kCatalog) {
-    const bool wanted = options.only.empty()
-                            ? (options.full || i.quick)
-                            : std::find(options.only.begin(), options.only.end(), i.key) !=
-                                  options.only.end();
+    const bool wanted = options.only.empty() ? (options.full || i.quick)
+                                             : std::find(options.only.begin(), options.only.end(),
+                                                         i.key) != options.only.end();
     if (wanted) keys.push_back(i.key);
   }
   return Status::ok();
@@ -184,14 +188,15 @@ BenchReport run_benchmarks(const Facts& facts, const BenchOptions& options) {
   const bench::CudaEnv env = bench::cuda_init();
   if (!env.ok) {
     report.notes.push_back("CUDA unavailable: " + env.error);
-    for (const auto& k : keys) report.results.push_back(skipped(k, "CUDA unavailable: " + env.error));
+    for (const auto& k : keys)
+      report.results.push_back(skipped(k, "CUDA unavailable: " + env.error));
     return report;
   }
   report.cuda_available = true;
   report.notes.push_back(fmt::format("CUDA driver {}.{}, runtime {}.{}, {} GPU(s)",
                                      env.driver_version / 1000, (env.driver_version % 1000) / 10,
-                                     env.runtime_version / 1000,
-                                     (env.runtime_version % 1000) / 10, env.device_count));
+                                     env.runtime_version / 1000, (env.runtime_version % 1000) / 10,
+                                     env.device_count));
   const std::vector<int> to_index = ordinal_to_index(facts, env);
   const std::vector<int> numa = numa_by_ordinal(facts, to_index);
   const int n = env.device_count;
@@ -209,9 +214,9 @@ BenchReport run_benchmarks(const Facts& facts, const BenchOptions& options) {
     if (!nccl) {
       nccl = bench::nccl_load(options.nccl_library);
       if (nccl->ok && nccl->version) report.nccl_version = nccl->version;
-      report.notes.push_back(nccl->ok ? "NCCL " + nccl->version.value_or("?") + " from " +
-                                            nccl->library
-                                      : "NCCL unavailable: " + nccl->error);
+      report.notes.push_back(nccl->ok
+                                 ? "NCCL " + nccl->version.value_or("?") + " from " + nccl->library
+                                 : "NCCL unavailable: " + nccl->error);
     }
     return *nccl;
   };
@@ -234,9 +239,11 @@ BenchReport run_benchmarks(const Facts& facts, const BenchOptions& options) {
         const GpuFacts* ga = rules::find_gpu(facts, p.a);
         const GpuFacts* gb = rules::find_gpu(facts, p.b);
         if (ga && gb && (ga->acs_redirects_p2p || gb->acs_redirects_p2p))
-          t.acs_redirect = ga->acs_redirects_p2p.value_or(false) || gb->acs_redirects_p2p.value_or(false);
+          t.acs_redirect =
+              ga->acs_redirects_p2p.value_or(false) || gb->acs_redirects_p2p.value_or(false);
         if (facts.host.iommu.active)
-          t.iommu_translated = *facts.host.iommu.active && !facts.host.iommu.passthrough.value_or(false);
+          t.iommu_translated =
+              *facts.host.iommu.active && !facts.host.iommu.passthrough.value_or(false);
         report.p2p_truth.push_back(t);
       }
       if (report.p2p_truth.empty())
@@ -251,8 +258,8 @@ BenchReport run_benchmarks(const Facts& facts, const BenchOptions& options) {
                key == "all_to_host_ce") {
       bench::HostDeviceSpec spec;
       spec.to_device = key.rfind("host_to", 0) == 0;
-      spec.engine = key.find("_sm") != std::string::npos ? bench::Engine::kSm
-                                                         : bench::Engine::kCopyEngine;
+      spec.engine =
+          key.find("_sm") != std::string::npos ? bench::Engine::kSm : bench::Engine::kCopyEngine;
       spec.pinned = key.find("pageable") == std::string::npos;
       spec.bidirectional = key.find("bidir") != std::string::npos;
       spec.all_gpus_at_once = all_at_once;
@@ -288,7 +295,8 @@ BenchReport run_benchmarks(const Facts& facts, const BenchOptions& options) {
       if (m.unit.empty()) m.unit = i->unit;
     }
     relabel(m, to_index);
-    m.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - k0).count();
+    m.wall_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - k0).count();
     report.results.push_back(std::move(m));
   }
 #endif
@@ -303,8 +311,8 @@ namespace bench {
 
 void judge_p2p_truth(std::vector<P2PTruth>& truth) {
   for (auto& t : truth) {
-    const bool claimed = (t.nvml_read && *t.nvml_read == P2PStatus::kOk) ||
-                         t.cuda_can_access.value_or(false);
+    const bool claimed =
+        (t.nvml_read && *t.nvml_read == P2PStatus::kOk) || t.cuda_can_access.value_or(false);
     const bool copy_bad = t.copy_verified && !*t.copy_verified;
     const bool nccl_bad = t.nccl_allreduce_ok && !*t.nccl_allreduce_ok;
     if (copy_bad || nccl_bad)
@@ -314,8 +322,8 @@ void judge_p2p_truth(std::vector<P2PTruth>& truth) {
     else if (t.cuda_can_access && *t.cuda_can_access && t.copy_verified.value_or(false))
       t.verdict = "P2P works (data checked)";
     else if (t.cuda_can_access && !*t.cuda_can_access)
-      t.verdict = t.copy_verified.value_or(false) ? "no P2P: traffic goes through the host"
-                                                  : "no P2P";
+      t.verdict =
+          t.copy_verified.value_or(false) ? "no P2P: traffic goes through the host" : "no P2P";
     else
       t.verdict = "not determined";
   }
@@ -355,8 +363,8 @@ std::vector<Measurement> bench_measurements(const BenchReport& report) {
   std::vector<Measurement> out;
   for (const auto& m : report.results) {
     if (m.skipped || m.error) continue;
-    const bool collective = m.key == "all_reduce" || m.key == "all_gather" ||
-                            m.key == "reduce_scatter";
+    const bool collective =
+        m.key == "all_reduce" || m.key == "all_gather" || m.key == "reduce_scatter";
     for (std::size_t r = 0; r < m.cells.size(); ++r) {
       if (collective) {
         Measurement x;

@@ -61,16 +61,14 @@ std::string render_bench_text(const BenchReport& report) {
       for (std::size_t c = 0; c < m.cells[r].size(); ++c) {
         const BenchCell& cell = m.cells[r][c];
         const std::string where = (r < m.rows.size() ? m.rows[r] : "") +
-                                  (m.cols.size() > 1 && c < m.cols.size() ? " → " + m.cols[c]
-                                                                          : "");
+                                  (m.cols.size() > 1 && c < m.cols.size() ? " → " + m.cols[c] : "");
         if (cell.error) o << "  " << where << ": ERROR " << *cell.error << "\n";
         if (cell.value && cell.expected && *cell.expected > 0)
-          o << fmt::format("  {}: {:.2f} {} = {:.0f} % of the {:.1f} expected{}{}\n", where,
-                           *cell.value, m.unit, 100.0 * *cell.value / *cell.expected,
-                           *cell.expected,
-                           cell.spread_pct ? fmt::format(", spread {:.1f} %", *cell.spread_pct)
-                                           : "",
-                           cell.verified ? ", data verified" : "");
+          o << fmt::format(
+              "  {}: {:.2f} {} = {:.0f} % of the {:.1f} expected{}{}\n", where, *cell.value, m.unit,
+              100.0 * *cell.value / *cell.expected, *cell.expected,
+              cell.spread_pct ? fmt::format(", spread {:.1f} %", *cell.spread_pct) : "",
+              cell.verified ? ", data verified" : "");
       }
     bool via_host = false;
     for (const auto& row : m.cells)
@@ -81,8 +79,8 @@ std::string render_bench_text(const BenchReport& report) {
   }
   if (!report.p2p_truth.empty()) {
     o << "p2p_truth — claimed vs working, per GPU pair\n";
-    o << fmt::format("  {:<12}{:>6}{:>6}{:>10}{:>10}{:>10}{:>8}{:>8}  {}\n", "pair", "path",
-                     "nvml", "cuda", "copy ok", "GB/s", "nccl", "acs", "verdict");
+    o << fmt::format("  {:<12}{:>6}{:>6}{:>10}{:>10}{:>10}{:>8}{:>8}  {}\n", "pair", "path", "nvml",
+                     "cuda", "copy ok", "GB/s", "nccl", "acs", "verdict");
     for (const auto& t : report.p2p_truth)
       o << fmt::format("  {:<12}{:>6}{:>6}{:>10}{:>10}{:>10}{:>8}{:>8}  {}\n",
                        fmt::format("GPU{}-GPU{}", t.a, t.b), path_type_name(t.path),
@@ -127,18 +125,19 @@ std::string bench_to_json(const BenchReport& report, int indent) {
   }
   json truth = json::array();
   for (const auto& t : report.p2p_truth)
-    truth.push_back({{"subject", fmt::format("GPU{}-GPU{}", t.a, t.b)},
-                     {"path", path_type_name(t.path)},
-                     {"nvml_read", t.nvml_read ? json(p2p_status_code(*t.nvml_read)) : json(nullptr)},
-                     {"cuda_can_access", opt(t.cuda_can_access)},
-                     {"enable_error", opt(t.enable_error)},
-                     {"copy_verified", opt(t.copy_verified)},
-                     {"copy_gbps", opt(t.copy_gbps)},
-                     {"nccl_allreduce_ok", opt(t.nccl_allreduce_ok)},
-                     {"nccl_transport", opt(t.nccl_transport)},
-                     {"acs_redirect", opt(t.acs_redirect)},
-                     {"iommu_translated", opt(t.iommu_translated)},
-                     {"verdict", t.verdict}});
+    truth.push_back(
+        {{"subject", fmt::format("GPU{}-GPU{}", t.a, t.b)},
+         {"path", path_type_name(t.path)},
+         {"nvml_read", t.nvml_read ? json(p2p_status_code(*t.nvml_read)) : json(nullptr)},
+         {"cuda_can_access", opt(t.cuda_can_access)},
+         {"enable_error", opt(t.enable_error)},
+         {"copy_verified", opt(t.copy_verified)},
+         {"copy_gbps", opt(t.copy_gbps)},
+         {"nccl_allreduce_ok", opt(t.nccl_allreduce_ok)},
+         {"nccl_transport", opt(t.nccl_transport)},
+         {"acs_redirect", opt(t.acs_redirect)},
+         {"iommu_translated", opt(t.iommu_translated)},
+         {"verdict", t.verdict}});
   json doc = {{"schema", "gpuvet.bench/1"},
               {"tool", {{"name", "gpuvet"}, {"version", GPUVET_VERSION}}},
               {"cuda_available", report.cuda_available},

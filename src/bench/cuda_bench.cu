@@ -1,0 +1,1485 @@
+// bench/cuda_bench.cu — the CUDA measurements behind `gpuvet bench` (contract: cuda_bench.h).
+//
+// How one bandwidth figure is made (after nvbandwidth's method, written anew here):
+//   * every copy is a Job: one stream on the device that issues it, a start and a stop event;
+//   * warm-up: one copy per job, then the streams are drained;
+//   * per sample: each stream first gets a spin kernel that waits on a flag in mapped pinned
+//     host memory, then the start event, `iterations` copies and the stop event; only when
+//     every stream of the test is queued does the host set the flag, so concurrent copies
+//     really start together and no enqueue or launch overhead sits inside the events;
+//   * bandwidth = bytes × iterations / (stop − start); the cell is the median over the
+//     samples, its spread (max − min) / median;
+//   * the destination is checked against the source's pattern after the samples.
+// Every CUDA call is checked; a failure fails only the cell (or the matrix for setup work)
+// with "cudaErrorXxx: text". After a sticky error the device's context is unusable until a
+// reset (which we must not do behind the caller's back), so the device is remembered as
+// dead and every later cell that needs it says why it was not run.
+#include <cuda_runtime.h>
+
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "bench/cuda_bench.h"
+
+namespace gpuvet::bench {
+namespace {
+
+constexpr double kBytesPerGB = 1e9;
+// A spin kernel gives up after this long: the host never needs more than a few ms to queue
+// a sample, so hitting it means something stalled, and a hang would be worse than a late start.
+constexpr unsigned long long kSpinTimeoutNs = 2'000'000'000ull;
+constexpr int kCopyThreads = 512;      // per block of the SM copy kernel
+constexpr int kUtilThreads = 256;      // fill / compare kernels
+constexpr std::size_t kChaseBytes = 1u << 20;  // pointer-chase working set
+constexpr std::size_t kChaseStride = 64;       // one node per 64 B: no two share a sector
+constexpr int kChaseWarmupSteps = 256;
+constexpr std::size_t kTruthCopyBytes = 64u << 20;
+constexpr int kTruthSamples = 3;
+
+// ------------------------------------------------------------------------------ status
+
+// The first failure of a sequence of steps; empty text means success. `code` is set for CUDA
+// failures so sticky errors can be recognised; other failures (timeouts, wrong data) carry
+// only text.
+struct Status {
+  cudaError_t code = cudaSuccess;
+  std::string text;
+  bool ok() const { return text.empty(); }
+};
+
+std::string cuda_text(cudaError_t e) {
+  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
+Status from_cuda(cudaError_t e) {
+  Status s;
+  if (e == cudaSuccess) return s;
+  (void)cudaGetLastError();  // clear a non-sticky error so the next launch check is clean
+  s.code = e;
+  s.text = cuda_text(e);
+  return s;
+}
+
+Status failure(std::string text) {
+  Status s;
+  s.text = std::move(text);
+  return s;
+}
+
+#define GV_TRY(expr)                          \
+  do {                                        \
+    ::gpuvet::bench::Status gv_s_ = (expr);   \
+    if (!gv_s_.ok()) return gv_s_;            \
+  } while (0)
+#define GV_CUDA(call) GV_TRY(from_cuda(call))
+
+// Errors after which the context is corrupt: every later call on the device fails too.
+bool is_sticky(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorNvlinkUncorrectable:
+    case cudaErrorContextIsDestroyed:
+    case cudaErrorExternalDevice:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Devices whose context saw a sticky error, process-wide: later benchmarks skip them too.
+std::mutex g_dead_mutex;
+std::map<int, std::string> g_dead;
+
+std::string dead_reason(int dev) {
+  std::lock_guard<std::mutex> lock(g_dead_mutex);
+  auto it = g_dead.find(dev);
+  return it == g_dead.end() ? std::string() : it->second;
+}
+
+Status dead_status(int dev) {
+  std::string why = dead_reason(dev);
+  if (why.empty()) return {};
+  return failure("not run: GPU" + std::to_string(dev) + " unusable after " + why);
+}
+
+void remember_failure(int dev, const Status& s) {
+  if (dev < 0 || !is_sticky(s.code)) return;
+  std::lock_guard<std::mutex> lock(g_dead_mutex);
+  g_dead.emplace(dev, s.text);
+}
+
+void add_note_once(std::vector<std::string>& notes, const std::string& note) {
+  if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+}
+
+std::string gbps_text(double v) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(1);
+  out << v << " GB/s";
+  return out.str();
+}
+
+// Runs fn(device) with `dev` current, restoring the previous device; for destructors, which
+// must free on the owning device and cannot report failures.
+template <class Fn>
+void on_device(int dev, Fn&& fn) {
+  int prev = -1;
+  if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
+  if (dev >= 0) (void)cudaSetDevice(dev);
+  fn();
+  if (prev >= 0 && prev != dev) (void)cudaSetDevice(prev);
+  (void)cudaGetLastError();
+}
+
+// ------------------------------------------------------------------------------ RAII
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept { swap(o); }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    DeviceBuffer tmp(std::move(o));
+    swap(tmp);
+    return *this;
+  }
+  ~DeviceBuffer() {
+    if (p_) on_device(dev_, [&] { (void)cudaFree(p_); });
+  }
+
+  Status allocate(int dev, std::size_t bytes) {
+    *this = DeviceBuffer();
+    GV_CUDA(cudaSetDevice(dev));
+    void* p = nullptr;
+    GV_CUDA(cudaMalloc(&p, bytes));
+    p_ = p;
+    dev_ = dev;
+    return {};
+  }
+  void* get() const { return p_; }
+  int device() const { return dev_; }
+
+ private:
+  void swap(DeviceBuffer& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(dev_, o.dev_);
+  }
+  void* p_ = nullptr;
+  int dev_ = -1;
+};
+
+// Host memory: pinned (cudaHostAlloc, portable and mapped so any GPU may DMA it or read it
+// from a kernel) or pageable (aligned_alloc, what a plain program would copy from).
+class HostBuffer {
+ public:
+  HostBuffer() = default;
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  HostBuffer(HostBuffer&& o) noexcept { swap(o); }
+  HostBuffer& operator=(HostBuffer&& o) noexcept {
+    HostBuffer tmp(std::move(o));
+    swap(tmp);
+    return *this;
+  }
+  ~HostBuffer() {
+    if (!p_) return;
+    if (pinned_) {
+      (void)cudaFreeHost(p_);
+      (void)cudaGetLastError();
+    } else {
+      std::free(p_);
+    }
+  }
+
+  Status allocate(std::size_t bytes, bool pinned) {
+    *this = HostBuffer();
+    if (pinned) {
+      void* p = nullptr;
+      GV_CUDA(cudaHostAlloc(&p, bytes, cudaHostAllocPortable | cudaHostAllocMapped));
+      p_ = p;
+      pinned_ = true;
+      void* mapped = nullptr;
+      GV_CUDA(cudaHostGetDevicePointer(&mapped, p_, 0));
+      mapped_ = mapped;
+    } else {
+      const std::size_t page = 4096;
+      p_ = std::aligned_alloc(page, (bytes + page - 1) / page * page);
+      if (!p_) return failure("out of host memory (" + std::to_string(bytes) + " bytes)");
+    }
+    return {};
+  }
+  void* get() const { return p_; }
+  void* mapped() const { return mapped_; }  // device address of pinned memory (UVA: same)
+
+ private:
+  void swap(HostBuffer& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(mapped_, o.mapped_);
+    std::swap(pinned_, o.pinned_);
+  }
+  void* p_ = nullptr;
+  void* mapped_ = nullptr;
+  bool pinned_ = false;
+};
+
+class Stream {
+ public:
+  Stream() = default;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  Stream(Stream&& o) noexcept : s_(std::exchange(o.s_, nullptr)), dev_(o.dev_) {}
+  Stream& operator=(Stream&&) = delete;
+  ~Stream() {
+    if (s_) on_device(dev_, [&] { (void)cudaStreamDestroy(s_); });
+  }
+  // Non-blocking: the legacy default stream (used by setup and checks) must not order it.
+  Status create(int dev) {
+    GV_CUDA(cudaSetDevice(dev));
+    GV_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
+    dev_ = dev;
+    return {};
+  }
+  cudaStream_t get() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+  int dev_ = -1;
+};
+
+class Event {
+ public:
+  Event() = default;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  Event(Event&& o) noexcept : e_(std::exchange(o.e_, nullptr)), dev_(o.dev_) {}
+  Event& operator=(Event&&) = delete;
+  ~Event() {
+    if (e_) on_device(dev_, [&] { (void)cudaEventDestroy(e_); });
+  }
+  Status create(int dev) {
+    GV_CUDA(cudaSetDevice(dev));
+    GV_CUDA(cudaEventCreate(&e_));
+    dev_ = dev;
+    return {};
+  }
+  cudaEvent_t get() const { return e_; }
+
+ private:
+  cudaEvent_t e_ = nullptr;
+  int dev_ = -1;
+};
+
+// The start gate shared by every stream of a test: word 0 is the flag the spin kernels wait
+// on, word 1 is set by a spin kernel that gave up waiting.
+class ReleaseFlag {
+ public:
+  Status create() {
+    GV_TRY(mem_.allocate(64, /*pinned=*/true));
+    host_ = static_cast<volatile int*>(mem_.get());
+    dev_ = static_cast<int*>(mem_.mapped());
+    reset();
+    return {};
+  }
+  void reset() {
+    host_[0] = 0;
+    host_[1] = 0;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+  void release() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    host_[0] = 1;
+  }
+  bool timed_out() const { return host_[1] != 0; }
+  int* device_flag() const { return dev_; }
+  int* device_timeout() const { return dev_ + 1; }
+
+ private:
+  HostBuffer mem_;
+  volatile int* host_ = nullptr;
+  int* dev_ = nullptr;
+};
+
+// ------------------------------------------------------------------------------ kernels
+
+// Index-based pattern: every word differs from its neighbours and between sources (seed),
+// so a shifted, stale or foreign copy shows as mismatches.
+__host__ __device__ inline std::uint32_t pattern_word(std::size_t i, std::uint32_t seed) {
+  return static_cast<std::uint32_t>(i) * 0x9E3779B1u + seed;
+}
+
+__device__ __forceinline__ unsigned long long globaltimer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Holds its stream until the host sets *flag. The timeout uses %globaltimer (wall ns), not
+// clock64: SM clocks range from ~345 MHz idle to ~2 GHz, so a cycle budget is no time budget.
+__global__ void spin_until_released(const volatile int* flag, volatile int* timed_out,
+                                    unsigned long long timeout_ns) {
+  const unsigned long long start = globaltimer_ns();
+  while (*flag == 0) {
+    if (globaltimer_ns() - start > timeout_ns) {
+      *timed_out = 1;
+      return;
+    }
+  }
+}
+
+// Grid-stride copy of 16-byte vectors with several loads in flight per thread before the
+// first store: over PCIe or NVLink each load waits ~1 µs, so parallelism is what sets the rate.
+__global__ void copy_vec16(uint4* __restrict__ dst, const uint4* __restrict__ src,
+                           std::size_t n) {
+  constexpr int kUnroll = 8;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + (kUnroll - 1) * stride < n; i += kUnroll * stride) {
+    uint4 v[kUnroll];
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) v[k] = src[i + k * stride];
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) dst[i + k * stride] = v[k];
+  }
+  for (; i < n; i += stride) dst[i] = src[i];
+}
+
+__global__ void fill_pattern(std::uint32_t* p, std::size_t words, std::uint32_t seed) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < words; i += stride)
+    p[i] = pattern_word(i, seed);
+}
+
+__global__ void count_mismatches(const std::uint32_t* p, std::size_t words, std::uint32_t seed,
+                                 unsigned long long* count) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  unsigned long long wrong = 0;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < words; i += stride)
+    wrong += p[i] != pattern_word(i, seed) ? 1 : 0;
+  for (int offset = 16; offset > 0; offset /= 2)
+    wrong += __shfl_down_sync(0xffffffffu, wrong, offset);
+  if ((threadIdx.x & 31) == 0 && wrong != 0) atomicAdd(count, wrong);
+}
+
+struct ChaseResult {
+  unsigned long long ns;
+  std::uint32_t last;
+};
+
+// One thread follows `steps` dependent indices. __ldcv ("cache as volatile") refetches each
+// node, so the working set in L2 does not hide the link. The last load may still be in flight
+// when the timer is read: an error of one access in thousands.
+__global__ void pointer_chase(const std::uint32_t* chain, std::uint32_t first, int steps,
+                              ChaseResult* out) {
+  std::uint32_t idx = first;
+  const unsigned long long t0 = globaltimer_ns();
+  for (int k = 0; k < steps; ++k) idx = __ldcv(chain + idx);
+  const unsigned long long t1 = globaltimer_ns();
+  out->ns = t1 - t0;
+  out->last = idx;
+}
+
+// ------------------------------------------------------------------------------ helpers
+
+Status device_count(int& n) {
+  n = 0;
+  GV_CUDA(cudaGetDeviceCount(&n));
+  if (n <= 0) return failure("cudaErrorNoDevice: no CUDA-capable device is detected");
+  return {};
+}
+
+Status sm_count(int dev, int& sms) {
+  GV_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  if (sms <= 0) sms = 1;
+  return {};
+}
+
+Status fill_device(const DeviceBuffer& buf, std::size_t bytes, std::uint32_t seed) {
+  int sms = 1;
+  GV_TRY(sm_count(buf.device(), sms));
+  GV_CUDA(cudaSetDevice(buf.device()));
+  fill_pattern<<<sms * 4, kUtilThreads>>>(static_cast<std::uint32_t*>(buf.get()), bytes / 4,
+                                          seed);
+  GV_CUDA(cudaGetLastError());
+  GV_CUDA(cudaDeviceSynchronize());
+  return {};
+}
+
+// A value no pattern word is likely to be, so an unwritten destination cannot pass.
+Status poison_device(const DeviceBuffer& buf, std::size_t bytes) {
+  GV_CUDA(cudaSetDevice(buf.device()));
+  GV_CUDA(cudaMemset(buf.get(), 0xA5, bytes));
+  GV_CUDA(cudaDeviceSynchronize());
+  return {};
+}
+
+void fill_host(void* p, std::size_t bytes, const std::uint32_t* seed) {
+  auto* w = static_cast<std::uint32_t*>(p);
+  if (!seed) {
+    std::memset(p, 0xA5, bytes);
+    return;
+  }
+  for (std::size_t i = 0, n = bytes / 4; i < n; ++i) w[i] = pattern_word(i, *seed);
+}
+
+// Mismatched words of a destination: a compare kernel on the GPU that holds it, or a loop
+// on the host for host memory (dev < 0).
+Status count_wrong_words(const void* p, int dev, std::size_t bytes, std::uint32_t seed,
+                         unsigned long long& wrong) {
+  wrong = 0;
+  const std::size_t words = bytes / 4;
+  if (dev < 0) {
+    const auto* w = static_cast<const std::uint32_t*>(p);
+    for (std::size_t i = 0; i < words; ++i) wrong += w[i] != pattern_word(i, seed) ? 1 : 0;
+    return {};
+  }
+  DeviceBuffer counter;
+  GV_TRY(counter.allocate(dev, sizeof(unsigned long long)));
+  GV_CUDA(cudaMemset(counter.get(), 0, sizeof(unsigned long long)));
+  int sms = 1;
+  GV_TRY(sm_count(dev, sms));
+  count_mismatches<<<sms * 4, kUtilThreads>>>(static_cast<const std::uint32_t*>(p), words, seed,
+                                              static_cast<unsigned long long*>(counter.get()));
+  GV_CUDA(cudaGetLastError());
+  GV_CUDA(cudaMemcpy(&wrong, counter.get(), sizeof(wrong), cudaMemcpyDeviceToHost));
+  return {};
+}
+
+// Tests only: one word of the destination no longer matches, so verification must fail.
+Status corrupt_one_word(void* p, int dev, std::size_t bytes, std::uint32_t seed) {
+  const std::size_t i = bytes / 8;  // a word in the middle
+  const std::uint32_t bad = ~pattern_word(i, seed);
+  if (dev < 0) {
+    static_cast<std::uint32_t*>(p)[i] = bad;
+    return {};
+  }
+  GV_CUDA(cudaSetDevice(dev));
+  GV_CUDA(cudaMemcpy(static_cast<std::uint32_t*>(p) + i, &bad, sizeof(bad),
+                     cudaMemcpyHostToDevice));
+  return {};
+}
+
+// Verifies a destination into `cell` (plants a bad word first when asked).
+void verify_into(BenchCell& cell, void* dst, int dev, std::size_t bytes, std::uint32_t seed,
+                 bool plant) {
+  Status s;
+  if (plant) s = corrupt_one_word(dst, dev, bytes, seed);
+  unsigned long long wrong = 0;
+  if (s.ok()) s = count_wrong_words(dst, dev, bytes, seed, wrong);
+  if (!s.ok()) {
+    remember_failure(dev, s);
+    cell.error = "verification failed: " + s.text;
+  } else if (wrong != 0) {
+    cell.error = "wrong data: " + std::to_string(wrong) + " mismatched words";
+  } else {
+    cell.verified = true;
+  }
+}
+
+void summarize(const std::vector<double>& samples, BenchCell& cell) {
+  if (samples.empty()) return;
+  std::vector<double> v = samples;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  const double median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  cell.value = median;
+  if (median > 0) cell.spread_pct = (v.back() - v.front()) / median * 100.0;
+}
+
+std::size_t copy_bytes(const Sizing& sizing) { return sizing.bytes / 16 * 16; }
+int iterations_of(const Sizing& sizing) { return std::max(1, sizing.iterations); }
+int samples_of(const Sizing& sizing) { return std::max(1, sizing.samples); }
+
+// ------------------------------------------------------------------------------ NUMA
+
+std::vector<int> parse_cpulist(const std::string& text) {  // "0-3,8,10-11\n"
+  std::vector<int> cpus;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    part.erase(std::remove_if(part.begin(), part.end(),
+                              [](unsigned char c) { return std::isspace(c); }),
+               part.end());
+    if (part.empty()) continue;
+    const auto dash = part.find('-');
+    char* end = nullptr;
+    const long lo = std::strtol(part.c_str(), &end, 10);
+    long hi = lo;
+    if (dash != std::string::npos) hi = std::strtol(part.c_str() + dash + 1, &end, 10);
+    if (lo < 0 || hi < lo || hi >= CPU_SETSIZE) return {};
+    for (long c = lo; c <= hi; ++c) cpus.push_back(static_cast<int>(c));
+  }
+  return cpus;
+}
+
+// The node that holds the page at `p`, or -1 (move_pages with no targets only reports).
+int node_of_page(const void* p) {
+  void* pages[1] = {const_cast<void*>(p)};
+  int status[1] = {-1};
+  if (syscall(SYS_move_pages, 0, 1UL, pages, nullptr, status, 0) != 0) return -1;
+  return status[0];
+}
+
+// A host buffer for GPU `gpu` whose pages live on NUMA node `numa` (when >= 0). Pinning
+// faults the pages in during cudaHostAlloc, so the allocation itself — not only the first
+// touch — runs on a helper thread bound to the node's CPUs; the fill (pattern, or poison
+// when seed is null) then touches every page from there too.
+Status make_host_buffer(HostBuffer& out, int gpu, std::size_t bytes, bool pinned, int numa,
+                        const std::uint32_t* seed, std::vector<std::string>& notes) {
+  auto allocate_and_fill = [&]() -> Status {
+    GV_CUDA(cudaSetDevice(gpu));
+    GV_TRY(out.allocate(bytes, pinned));
+    fill_host(out.get(), bytes, seed);
+    return {};
+  };
+  if (numa < 0) return allocate_and_fill();
+
+  const std::string path = "/sys/devices/system/node/node" + std::to_string(numa) + "/cpulist";
+  std::ifstream file(path);
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::vector<int> cpus = parse_cpulist(text);
+  if (cpus.empty()) {
+    add_note_once(notes, "host buffers not placed on NUMA node " + std::to_string(numa) +
+                             ": cannot read " + path);
+    return allocate_and_fill();
+  }
+  Status result;
+  bool bound = false;
+  int affinity_errno = 0;
+  std::thread helper([&] {
+    try {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      for (int c : cpus) CPU_SET(c, &set);
+      bound = sched_setaffinity(0, sizeof(set), &set) == 0;  // 0: this thread only
+      if (!bound) affinity_errno = errno;                   // errno is per thread
+      result = allocate_and_fill();
+    } catch (const std::exception& e) {
+      result = failure(std::string("internal error: ") + e.what());
+    }
+  });
+  helper.join();
+  if (!bound)
+    add_note_once(notes, "host buffers not placed on NUMA node " + std::to_string(numa) +
+                             ": sched_setaffinity failed (" + std::strerror(affinity_errno) +
+                             ")");
+  if (result.ok() && bound) {
+    const int node = node_of_page(static_cast<const char*>(out.get()) + bytes / 2);
+    if (node >= 0 && node != numa)
+      add_note_once(notes, "GPU" + std::to_string(gpu) + ": host buffer landed on NUMA node " +
+                               std::to_string(node) + ", not " + std::to_string(numa));
+  }
+  return result;
+}
+
+// ------------------------------------------------------------------------------ timed copies
+
+enum class CopyKind { kMemcpy, kMemcpyPeer, kKernel };
+
+// One stream of copies. `issuer` is the device whose stream (and copy engine or SMs) does
+// the work; `other` is the second device involved, if any (-1: host).
+struct Job {
+  int issuer = 0;
+  int other = -1;
+  CopyKind kind = CopyKind::kMemcpy;
+  void* dst = nullptr;
+  const void* src = nullptr;
+  std::size_t bytes = 0;
+  int dst_dev = -1;  // cudaMemcpyPeerAsync only
+  int src_dev = -1;
+  bool hold = true;  // start behind the spin kernel
+  Stream stream;
+  Event start;
+  Event stop;
+  int blocks = 1;
+  std::vector<double> gbps;
+  Status status;
+};
+
+Job make_job(int issuer, int other, CopyKind kind, void* dst, const void* src,
+             std::size_t bytes) {
+  Job j;
+  j.issuer = issuer;
+  j.other = other;
+  j.kind = kind;
+  j.dst = dst;
+  j.src = src;
+  j.bytes = bytes;
+  return j;
+}
+
+Status enqueue_copies(Job& j, int count) {
+  for (int k = 0; k < count; ++k) {
+    switch (j.kind) {
+      case CopyKind::kMemcpy:
+        GV_CUDA(cudaMemcpyAsync(j.dst, j.src, j.bytes, cudaMemcpyDefault, j.stream.get()));
+        break;
+      case CopyKind::kMemcpyPeer:
+        GV_CUDA(cudaMemcpyPeerAsync(j.dst, j.dst_dev, j.src, j.src_dev, j.bytes,
+                                    j.stream.get()));
+        break;
+      case CopyKind::kKernel:
+        copy_vec16<<<j.blocks, kCopyThreads, 0, j.stream.get()>>>(
+            static_cast<uint4*>(j.dst), static_cast<const uint4*>(j.src), j.bytes / 16);
+        GV_CUDA(cudaGetLastError());
+        break;
+    }
+  }
+  return {};
+}
+
+bool usable(Job& j) {
+  if (!j.status.ok()) return false;
+  for (int dev : {j.issuer, j.other}) {
+    if (dev < 0) continue;
+    Status dead = dead_status(dev);
+    if (!dead.ok()) {
+      j.status = dead;
+      return false;
+    }
+  }
+  return true;
+}
+
+void fail(Job& j, const Status& s) {
+  if (!j.status.ok()) return;
+  j.status = s;
+  remember_failure(j.issuer, s);
+}
+
+Status prepare(Job& j) {
+  GV_TRY(j.stream.create(j.issuer));
+  GV_TRY(j.start.create(j.issuer));
+  GV_TRY(j.stop.create(j.issuer));
+  if (j.kind == CopyKind::kKernel) {
+    int sms = 1;
+    GV_TRY(sm_count(j.issuer, sms));
+    j.blocks = sms * 2;  // 1024 threads per SM, 8 loads each in flight
+  }
+  return {};
+}
+
+double gbps_of(const Job& j, int iterations, double seconds) {
+  return seconds > 0 ? static_cast<double>(j.bytes) * iterations / seconds / kBytesPerGB : 0;
+}
+
+// One sample, all jobs released together by the flag, timed by each stream's events.
+void sample_with_events(std::vector<Job*>& jobs, int iterations, ReleaseFlag& flag,
+                        bool& timed_out) {
+  flag.reset();
+  for (Job* j : jobs) {
+    if (!usable(*j)) continue;
+    Status s = from_cuda(cudaSetDevice(j->issuer));
+    if (s.ok() && j->hold) {
+      spin_until_released<<<1, 1, 0, j->stream.get()>>>(flag.device_flag(),
+                                                        flag.device_timeout(), kSpinTimeoutNs);
+      s = from_cuda(cudaGetLastError());
+    }
+    if (s.ok()) s = from_cuda(cudaEventRecord(j->start.get(), j->stream.get()));
+    if (s.ok()) s = enqueue_copies(*j, iterations);
+    if (s.ok()) s = from_cuda(cudaEventRecord(j->stop.get(), j->stream.get()));
+    if (!s.ok()) fail(*j, s);
+  }
+  flag.release();  // even when a job failed: the others (and its spin kernel) wait on it
+  for (Job* j : jobs) {
+    if (!j->status.ok() && j->stream.get() == nullptr) continue;
+    Status s = from_cuda(cudaSetDevice(j->issuer));
+    if (s.ok()) s = from_cuda(cudaStreamSynchronize(j->stream.get()));
+    if (!j->status.ok()) continue;  // drained; nothing to time
+    float ms = 0;
+    if (s.ok()) s = from_cuda(cudaEventElapsedTime(&ms, j->start.get(), j->stop.get()));
+    if (s.ok())
+      j->gbps.push_back(gbps_of(*j, iterations, ms / 1e3));
+    else
+      fail(*j, s);
+  }
+  if (flag.timed_out()) timed_out = true;
+}
+
+// One sample for pageable memory. cudaMemcpyAsync from or to pageable memory returns only
+// after staging (D2H: after the copy), so a stream held by a spin kernel would deadlock the
+// enqueueing thread; instead each job gets a host thread, all start at one gate, and the host
+// clock measures from the first call to the stream's completion.
+void sample_with_host_clock(std::vector<Job*>& jobs, int iterations) {
+  std::vector<Job*> live;
+  for (Job* j : jobs)
+    if (usable(*j)) live.push_back(j);
+  if (live.empty()) return;
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  auto body = [&](Job* j) {
+    try {
+      Status s = from_cuda(cudaSetDevice(j->issuer));
+      ready.fetch_add(1);
+      while (!go.load()) std::this_thread::yield();
+      const auto t0 = std::chrono::steady_clock::now();
+      if (s.ok()) s = enqueue_copies(*j, iterations);
+      if (s.ok()) s = from_cuda(cudaStreamSynchronize(j->stream.get()));
+      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
+      if (s.ok())
+        j->gbps.push_back(gbps_of(*j, iterations, took.count()));
+      else
+        fail(*j, s);
+    } catch (const std::exception& e) {
+      fail(*j, failure(std::string("internal error: ") + e.what()));
+    }
+  };
+  try {
+    threads.reserve(live.size());
+    for (Job* j : live) threads.emplace_back(body, j);
+  } catch (...) {  // no thread: let the started ones run and end before reporting
+    go.store(true);
+    for (auto& t : threads) t.join();
+    throw;
+  }
+  while (ready.load() < static_cast<int>(live.size())) std::this_thread::yield();
+  go.store(true);
+  for (auto& t : threads) t.join();
+}
+
+// Warm-up and samples for jobs that run concurrently. Failures stay in each job's status.
+void run_samples(std::vector<Job>& jobs, const Sizing& sizing, ReleaseFlag& flag, bool host_clock,
+                 std::vector<std::string>& notes) {
+  std::vector<Job*> all;
+  for (Job& j : jobs) {
+    if (!usable(j)) continue;
+    Status s = prepare(j);
+    if (!s.ok()) fail(j, s);
+    all.push_back(&j);
+  }
+  // Warm-up: module load, first-touch of mappings and peer paths stay out of the samples.
+  for (Job* j : all) {
+    if (!usable(*j)) continue;
+    Status s = from_cuda(cudaSetDevice(j->issuer));
+    if (s.ok()) s = enqueue_copies(*j, 1);
+    if (!s.ok()) fail(*j, s);
+  }
+  for (Job* j : all) {
+    if (!usable(*j)) continue;
+    Status s = from_cuda(cudaSetDevice(j->issuer));
+    if (s.ok()) s = from_cuda(cudaStreamSynchronize(j->stream.get()));
+    if (!s.ok()) fail(*j, s);
+  }
+  bool timed_out = false;
+  const int iterations = iterations_of(sizing);
+  for (int n = 0; n < samples_of(sizing); ++n) {
+    if (host_clock)
+      sample_with_host_clock(all, iterations);
+    else
+      sample_with_events(all, iterations, flag, timed_out);
+  }
+  if (timed_out)
+    add_note_once(notes,
+                  "a start hold timed out after 2 s: some streams started before all copies "
+                  "were queued, so they did not start together and the figures may be off");
+}
+
+BenchCell cell_of(const Job& j) {
+  BenchCell cell;
+  if (!j.status.ok())
+    cell.error = j.status.text;
+  else
+    summarize(j.gbps, cell);
+  return cell;
+}
+
+// ------------------------------------------------------------------------------ matrices
+
+// Runs `body` on a fresh matrix, catching anything thrown (bad_alloc, thread creation), and
+// records the wall time.
+template <class Body>
+BenchMatrix guarded(const std::string& name, const char* unit, Body&& body) {
+  const auto t0 = std::chrono::steady_clock::now();
+  BenchMatrix m;
+  m.key = name;
+  m.title = name;
+  m.unit = unit;
+  try {
+    body(m);
+  } catch (const std::exception& e) {
+    m.error = std::string("internal error: ") + e.what();
+  } catch (...) {
+    m.error = "internal error";
+  }
+  m.wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return m;
+}
+
+std::string gpu_label(int i) { return "GPU" + std::to_string(i); }
+
+// Rows GPU0…, one column; false (with m.error set) when there is no device.
+bool one_column_per_gpu_rows(BenchMatrix& m, int& n, const char* column) {
+  Status s = device_count(n);
+  if (!s.ok()) {
+    m.error = s.text;
+    return false;
+  }
+  for (int i = 0; i < n; ++i) {
+    m.rows.push_back(gpu_label(i));
+    m.row_gpu.push_back(i);
+  }
+  m.cols = {column};
+  m.col_gpu = {-1};
+  m.cells.assign(n, std::vector<BenchCell>(1));
+  return true;
+}
+
+bool square_gpu_matrix(BenchMatrix& m, int& n) {
+  Status s = device_count(n);
+  if (!s.ok()) {
+    m.error = s.text;
+    return false;
+  }
+  if (n < 2) {
+    m.skipped = "needs 2 or more GPUs";
+    return false;
+  }
+  for (int i = 0; i < n; ++i) {
+    m.rows.push_back(gpu_label(i));
+    m.cols.push_back(gpu_label(i));
+    m.row_gpu.push_back(i);
+    m.col_gpu.push_back(i);
+  }
+  m.cells.assign(n, std::vector<BenchCell>(n));
+  return true;
+}
+
+std::uint32_t seed_for(int gpu, int role) {
+  return 0x5EED0000u + static_cast<std::uint32_t>(gpu) * 16u + static_cast<std::uint32_t>(role);
+}
+
+std::string host_device_name(const HostDeviceSpec& spec) {
+  std::string name = spec.all_gpus_at_once ? (spec.to_device ? "host_to_all" : "all_to_host")
+                                           : (spec.to_device ? "host_to_device" : "device_to_host");
+  if (spec.bidirectional) name += "_bidirectional";
+  name += spec.engine == Engine::kSm ? "_memcpy_sm" : "_memcpy_ce";
+  if (!spec.pinned) name += "_pageable";
+  return name;
+}
+
+// The buffers of one GPU for a host↔device test.
+struct HostDeviceSet {
+  DeviceBuffer dev_src, dev_dst;
+  HostBuffer host_src, host_dst;
+};
+
+// Opens the peer path between every ordered pair the driver allows; can[a][b] says a kernel
+// or copy engine on a may touch b's memory.
+struct PeerAccess {
+  std::vector<std::vector<bool>> can;
+  std::vector<std::vector<std::string>> error;
+};
+
+Status enable_peer(int from, int to) {
+  GV_CUDA(cudaSetDevice(from));
+  const cudaError_t e = cudaDeviceEnablePeerAccess(to, 0);
+  if (e == cudaErrorPeerAccessAlreadyEnabled) {
+    (void)cudaGetLastError();
+    return {};
+  }
+  return from_cuda(e);
+}
+
+PeerAccess open_peer_paths(int n) {
+  PeerAccess p;
+  p.can.assign(n, std::vector<bool>(n, false));
+  p.error.assign(n, std::vector<std::string>(n));
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      if (a == b || !dead_reason(a).empty() || !dead_reason(b).empty()) continue;
+      int can = 0;
+      Status s = from_cuda(cudaDeviceCanAccessPeer(&can, a, b));
+      if (s.ok() && can) s = enable_peer(a, b);
+      if (!s.ok()) {
+        remember_failure(a, s);
+        p.error[a][b] = s.text;
+        continue;
+      }
+      p.can[a][b] = can != 0;
+    }
+  }
+  return p;
+}
+
+// A random single cycle over the nodes of a kChaseBytes region (Sattolo's shuffle), as word
+// indices: chain[node k] holds the word index of the next node. Returns the chain image.
+std::vector<std::uint32_t> make_chain() {
+  const std::size_t nodes = kChaseBytes / kChaseStride;
+  const std::size_t words_per_node = kChaseStride / 4;
+  std::vector<std::uint32_t> order(nodes);
+  for (std::size_t k = 0; k < nodes; ++k) order[k] = static_cast<std::uint32_t>(k);
+  std::mt19937 rng(12345);
+  for (std::size_t k = nodes - 1; k > 0; --k) {
+    std::uniform_int_distribution<std::size_t> pick(0, k - 1);
+    std::swap(order[k], order[pick(rng)]);
+  }
+  std::vector<std::uint32_t> chain(kChaseBytes / 4, 0);
+  for (std::size_t k = 0; k < nodes; ++k) {
+    const std::size_t next = order[k];
+    chain[k * words_per_node] = static_cast<std::uint32_t>(next * words_per_node);
+  }
+  return chain;
+}
+
+std::uint32_t walk(const std::vector<std::uint32_t>& chain, std::uint32_t idx, int steps) {
+  for (int k = 0; k < steps; ++k) idx = chain[idx];
+  return idx;
+}
+
+// Chases `chain` (device-visible address) from device `dev`: samples of µs per access into
+// `cell`, and verified when the walk ends where the host's walk does.
+void chase_into(BenchCell& cell, int dev, const std::uint32_t* chain,
+                const std::vector<std::uint32_t>& image, const Sizing& sizing) {
+  const int steps = static_cast<int>(kChaseBytes / kChaseStride);
+  auto run = [&]() -> Status {
+    GV_TRY(dead_status(dev));
+    DeviceBuffer out;
+    GV_TRY(out.allocate(dev, sizeof(ChaseResult)));
+    auto* result = static_cast<ChaseResult*>(out.get());
+    pointer_chase<<<1, 1>>>(chain, 0, kChaseWarmupSteps, result);
+    GV_CUDA(cudaGetLastError());
+    GV_CUDA(cudaDeviceSynchronize());
+    std::vector<double> us;
+    const std::uint32_t expected = walk(image, 0, steps);
+    for (int n = 0; n < samples_of(sizing); ++n) {
+      pointer_chase<<<1, 1>>>(chain, 0, steps, result);
+      GV_CUDA(cudaGetLastError());
+      ChaseResult r{};
+      GV_CUDA(cudaMemcpy(&r, result, sizeof(r), cudaMemcpyDeviceToHost));
+      if (r.last != expected)
+        return failure("wrong data: pointer chase ended at word " + std::to_string(r.last) +
+                       ", expected " + std::to_string(expected));
+      us.push_back(static_cast<double>(r.ns) / steps / 1e3);
+    }
+    summarize(us, cell);
+    cell.verified = true;
+    return {};
+  };
+  Status s = run();
+  if (!s.ok()) {
+    remember_failure(dev, s);
+    cell.error = s.text;
+  }
+}
+
+}  // namespace
+
+// ================================================================================ public
+
+CudaEnv cuda_init() {
+  CudaEnv env;
+  try {
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+      env.error = cuda_text(e);
+      (void)cudaGetLastError();
+      return env;
+    }
+    if (n <= 0) {
+      env.error = "cudaErrorNoDevice: no CUDA-capable device is detected";
+      return env;
+    }
+    env.device_count = n;
+    (void)cudaDriverGetVersion(&env.driver_version);
+    (void)cudaRuntimeGetVersion(&env.runtime_version);
+    for (int i = 0; i < n; ++i) {
+      cudaDeviceProp prop{};
+      const cudaError_t pe = cudaGetDeviceProperties(&prop, i);
+      env.names.push_back(pe == cudaSuccess ? std::string(prop.name) : std::string());
+      char bus[32] = {};
+      std::string id;
+      if (cudaDeviceGetPCIBusId(bus, sizeof(bus), i) == cudaSuccess) {
+        id = bus;
+        for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        // The domain may come as 8 hex digits ("00000000:06:00.0"); NVML facts use 4.
+        const auto colon = id.find(':');
+        if (colon != std::string::npos && colon > 4) id.erase(0, colon - 4);
+        if (colon != std::string::npos && colon < 4) id.insert(0, 4 - colon, '0');
+      }
+      env.pci_bus_ids.push_back(id);
+      (void)cudaGetLastError();
+    }
+    env.ok = true;
+  } catch (const std::exception& ex) {
+    env.ok = false;
+    env.error = std::string("internal error: ") + ex.what();
+  }
+  return env;
+}
+
+BenchMatrix host_device_bandwidth(const HostDeviceSpec& spec, const Sizing& sizing,
+                                  const std::vector<int>& numa_of_gpu, bool plant_corruption) {
+  return guarded(host_device_name(spec), "GB/s", [&](BenchMatrix& m) {
+    int n = 0;
+    if (!one_column_per_gpu_rows(m, n, "host")) return;
+    if (!spec.pinned && spec.engine == Engine::kSm) {
+      m.skipped = "an SM copy needs pinned (mapped) host memory";
+      return;
+    }
+    const std::size_t bytes = copy_bytes(sizing);
+    if (bytes == 0) {
+      m.error = "copy size under 16 bytes";
+      return;
+    }
+    m.size_bytes = bytes;
+    ReleaseFlag flag;
+    if (Status s = flag.create(); !s.ok()) {
+      m.error = s.text;
+      return;
+    }
+    if (spec.pinned)
+      m.notes.push_back("pinned host memory; timed with CUDA events behind a start hold");
+    else
+      m.notes.push_back(
+          "pageable host memory (not an nvbandwidth test): timed with the host clock, "
+          "no start hold (cudaMemcpyAsync blocks on pageable memory)");
+    if (spec.bidirectional)
+      m.notes.push_back(std::string("each cell: the ") +
+                        (spec.to_device ? "host → device" : "device → host") +
+                        " direction while the other ran at the same time");
+    if (spec.all_gpus_at_once)
+      m.notes.push_back("all GPUs copy at once; each cell is that GPU's own bandwidth");
+
+    std::vector<std::vector<int>> groups;
+    if (spec.all_gpus_at_once) {
+      groups.emplace_back();
+      for (int i = 0; i < n; ++i) groups.back().push_back(i);
+    } else {
+      for (int i = 0; i < n; ++i) groups.push_back({i});
+    }
+    const CopyKind kind = spec.engine == Engine::kSm ? CopyKind::kKernel : CopyKind::kMemcpy;
+    std::vector<HostDeviceSet> sets(n);
+    for (const auto& group : groups) {
+      std::vector<Job> jobs;
+      jobs.reserve(group.size() * 2);
+      std::vector<int> h2d(n, -1), d2h(n, -1);
+      for (int g : group) {
+        BenchCell& cell = m.cells[g][0];
+        if (Status dead = dead_status(g); !dead.ok()) {
+          cell.error = dead.text;
+          continue;
+        }
+        const int numa = g < static_cast<int>(numa_of_gpu.size()) ? numa_of_gpu[g] : -1;
+        HostDeviceSet& set = sets[g];
+        auto setup = [&]() -> Status {
+          if (spec.to_device || spec.bidirectional) {
+            const std::uint32_t seed = seed_for(g, 0);
+            GV_TRY(make_host_buffer(set.host_src, g, bytes, spec.pinned, numa, &seed, m.notes));
+            GV_TRY(set.dev_dst.allocate(g, bytes));
+            GV_TRY(poison_device(set.dev_dst, bytes));
+          }
+          if (!spec.to_device || spec.bidirectional) {
+            GV_TRY(set.dev_src.allocate(g, bytes));
+            GV_TRY(fill_device(set.dev_src, bytes, seed_for(g, 1)));
+            GV_TRY(make_host_buffer(set.host_dst, g, bytes, spec.pinned, numa, nullptr, m.notes));
+          }
+          return {};
+        };
+        if (Status s = setup(); !s.ok()) {
+          remember_failure(g, s);
+          cell.error = s.text;
+          set = HostDeviceSet();
+          continue;
+        }
+        const bool sm = kind == CopyKind::kKernel;
+        if (set.host_src.get()) {
+          h2d[g] = static_cast<int>(jobs.size());
+          jobs.push_back(make_job(g, -1, kind, set.dev_dst.get(),
+                                  sm ? set.host_src.mapped() : set.host_src.get(), bytes));
+        }
+        if (set.host_dst.get()) {
+          d2h[g] = static_cast<int>(jobs.size());
+          jobs.push_back(make_job(g, -1, kind, sm ? set.host_dst.mapped() : set.host_dst.get(),
+                                  set.dev_src.get(), bytes));
+        }
+      }
+      for (Job& j : jobs) j.hold = spec.pinned;
+      run_samples(jobs, sizing, flag, !spec.pinned, m.notes);
+
+      for (int g : group) {
+        HostDeviceSet& set = sets[g];
+        const int main = spec.to_device ? h2d[g] : d2h[g];
+        if (main < 0) continue;  // setup failed: the cell already says why
+        BenchCell& cell = m.cells[g][0];
+        cell = cell_of(jobs[main]);
+        const bool plant = plant_corruption && g == 0;
+        if (!cell.error) {
+          if (spec.to_device)
+            verify_into(cell, set.dev_dst.get(), g, bytes, seed_for(g, 0), plant);
+          else
+            verify_into(cell, set.host_dst.get(), -1, bytes, seed_for(g, 1), plant);
+        }
+        const int other = spec.to_device ? d2h[g] : h2d[g];
+        if (spec.bidirectional && other >= 0) {
+          const std::string dir = spec.to_device ? "device → host" : "host → device";
+          BenchCell o = cell_of(jobs[other]);
+          if (!o.error) {
+            if (spec.to_device)
+              verify_into(o, set.host_dst.get(), -1, bytes, seed_for(g, 1), false);
+            else
+              verify_into(o, set.dev_dst.get(), g, bytes, seed_for(g, 0), false);
+          }
+          if (o.value && !o.error)
+            m.notes.push_back(gpu_label(g) + ": " + dir + " at the same time: " +
+                              gbps_text(*o.value));
+          else
+            m.notes.push_back(gpu_label(g) + ": " + dir + " at the same time failed: " +
+                              o.error.value_or("no value"));
+        }
+      }
+      for (int g : group) sets[g] = HostDeviceSet();  // free before the next GPU's buffers
+    }
+  });
+}
+
+BenchMatrix host_device_latency(const Sizing& sizing) {
+  return guarded("host_device_latency_sm", "us", [&](BenchMatrix& m) {
+    int n = 0;
+    if (!one_column_per_gpu_rows(m, n, "host")) return;
+    m.notes.push_back(
+        "one thread chases dependent 4-byte loads over 1 MiB of mapped pinned host memory "
+        "(random cycle, 64 B apart, uncached loads), timed with %globaltimer; µs per access");
+    const std::vector<std::uint32_t> image = make_chain();
+    HostBuffer chain;
+    if (Status s = chain.allocate(kChaseBytes, /*pinned=*/true); !s.ok()) {
+      m.error = s.text;
+      return;
+    }
+    std::memcpy(chain.get(), image.data(), kChaseBytes);
+    for (int g = 0; g < n; ++g) {
+      BenchCell& cell = m.cells[g][0];
+      Status s = from_cuda(cudaSetDevice(g));
+      if (!s.ok()) {
+        cell.error = s.text;
+        continue;
+      }
+      chase_into(cell, g, static_cast<const std::uint32_t*>(chain.mapped()), image, sizing);
+    }
+  });
+}
+
+BenchMatrix device_local_copy(const Sizing& sizing) {
+  return guarded("device_local_copy", "GB/s", [&](BenchMatrix& m) {
+    int n = 0;
+    if (!one_column_per_gpu_rows(m, n, "local")) return;
+    const std::size_t bytes = copy_bytes(sizing);
+    if (bytes == 0) {
+      m.error = "copy size under 16 bytes";
+      return;
+    }
+    m.size_bytes = bytes;
+    m.notes.push_back("cudaMemcpyAsync device → device on one GPU; bytes copied per second "
+                      "(HBM traffic is twice that)");
+    ReleaseFlag flag;
+    if (Status s = flag.create(); !s.ok()) {
+      m.error = s.text;
+      return;
+    }
+    for (int g = 0; g < n; ++g) {
+      BenchCell& cell = m.cells[g][0];
+      DeviceBuffer src, dst;
+      auto setup = [&]() -> Status {
+        GV_TRY(dead_status(g));
+        GV_TRY(src.allocate(g, bytes));
+        GV_TRY(dst.allocate(g, bytes));
+        GV_TRY(fill_device(src, bytes, seed_for(g, 2)));
+        return poison_device(dst, bytes);
+      };
+      if (Status s = setup(); !s.ok()) {
+        remember_failure(g, s);
+        cell.error = s.text;
+        continue;
+      }
+      std::vector<Job> jobs;
+      jobs.push_back(make_job(g, -1, CopyKind::kMemcpy, dst.get(), src.get(), bytes));
+      run_samples(jobs, sizing, flag, false, m.notes);
+      cell = cell_of(jobs[0]);
+      if (!cell.error) verify_into(cell, dst.get(), g, bytes, seed_for(g, 2), false);
+    }
+  });
+}
+
+BenchMatrix peer_bandwidth(const PeerSpec& spec, const Sizing& sizing) {
+  std::string name = spec.bidirectional ? "device_to_device_bidirectional_memcpy_"
+                                        : "device_to_device_memcpy_";
+  name += spec.read ? "read_" : "write_";
+  name += spec.engine == Engine::kSm ? "sm" : "ce";
+  return guarded(name, "GB/s", [&](BenchMatrix& m) {
+    int n = 0;
+    if (!square_gpu_matrix(m, n)) return;
+    const std::size_t bytes = copy_bytes(sizing);
+    if (bytes == 0) {
+      m.error = "copy size under 16 bytes";
+      return;
+    }
+    m.size_bytes = bytes;
+    m.notes.push_back(std::string("row = source GPU, column = destination; ") +
+                      (spec.read ? "read: the destination issues the copy (pulls)"
+                                 : "write: the source issues the copy (pushes)"));
+    if (spec.bidirectional)
+      m.notes.push_back("bidirectional: each cell is row → column while column → row ran");
+    ReleaseFlag flag;
+    if (Status s = flag.create(); !s.ok()) {
+      m.error = s.text;
+      return;
+    }
+    // Per GPU one source (its own pattern) and one destination.
+    std::vector<DeviceBuffer> src(n), dst(n);
+    std::vector<std::string> setup_error(n);
+    for (int g = 0; g < n; ++g) {
+      auto setup = [&]() -> Status {
+        GV_TRY(dead_status(g));
+        GV_TRY(src[g].allocate(g, bytes));
+        GV_TRY(dst[g].allocate(g, bytes));
+        return fill_device(src[g], bytes, seed_for(g, 3));
+      };
+      if (Status s = setup(); !s.ok()) {
+        remember_failure(g, s);
+        setup_error[g] = s.text;
+        src[g] = DeviceBuffer();
+        dst[g] = DeviceBuffer();
+      }
+    }
+    const PeerAccess peers = open_peer_paths(n);
+
+    // A job copying s → d, issued by the puller (read) or the pusher (write).
+    auto job_for = [&](int s, int d) {
+      const int issuer = spec.read ? d : s;
+      const int other = spec.read ? s : d;
+      const bool p2p = peers.can[issuer][other];
+      CopyKind kind = CopyKind::kMemcpyPeer;
+      if (p2p) kind = spec.engine == Engine::kSm ? CopyKind::kKernel : CopyKind::kMemcpy;
+      Job j = make_job(issuer, other, kind, dst[d].get(), src[s].get(), bytes);
+      j.dst_dev = d;
+      j.src_dev = s;
+      // Without P2P the driver stages through host memory and may block the enqueueing
+      // thread, which a held stream would turn into a 2 s stall: no hold there.
+      j.hold = p2p;
+      return j;
+    };
+
+    for (int s = 0; s < n; ++s) {
+      for (int d = 0; d < n; ++d) {
+        if (s == d) continue;  // empty value and error: rendered N/A
+        BenchCell& cell = m.cells[s][d];
+        std::string why = !setup_error[s].empty() ? setup_error[s] : setup_error[d];
+        if (why.empty()) why = dead_status(s).text;
+        if (why.empty()) why = dead_status(d).text;
+        if (!why.empty()) {
+          cell.error = why;
+          continue;
+        }
+        if (Status p = poison_device(dst[d], bytes); !p.ok()) {
+          remember_failure(d, p);
+          cell.error = p.text;
+          continue;
+        }
+        if (spec.bidirectional) {
+          if (Status p = poison_device(dst[s], bytes); !p.ok()) {
+            remember_failure(s, p);
+            cell.error = p.text;
+            continue;
+          }
+        }
+        std::vector<Job> jobs;
+        jobs.push_back(job_for(s, d));
+        if (spec.bidirectional) jobs.push_back(job_for(d, s));
+        const bool via_host = jobs[0].kind == CopyKind::kMemcpyPeer;
+        // With one-way peer access a bidirectional pair mixes a held and an unheld (via-host)
+        // stream, so the latter may start a little early: rare enough to accept.
+        run_samples(jobs, sizing, flag, false, m.notes);
+        cell = cell_of(jobs[0]);
+        cell.via_host = via_host;
+        if (via_host) {
+          const std::string err = peers.error[jobs[0].issuer][jobs[0].other];
+          add_note_once(m.notes, gpu_label(s) + "→" + gpu_label(d) +
+                                     ": no peer access, measured with cudaMemcpyPeerAsync "
+                                     "through host memory" +
+                                     (err.empty() ? "" : " (" + err + ")"));
+          if (spec.engine == Engine::kSm)
+            add_note_once(m.notes, "SM copies need peer access; via-host cells used the "
+                                   "copy engines");
+        }
+        if (!cell.error) verify_into(cell, dst[d].get(), d, bytes, seed_for(s, 3), false);
+      }
+    }
+  });
+}
+
+BenchMatrix peer_latency(const Sizing& sizing) {
+  return guarded("device_to_device_latency_sm", "us", [&](BenchMatrix& m) {
+    int n = 0;
+    if (!square_gpu_matrix(m, n)) return;
+    m.notes.push_back("row = GPU holding the memory, column = GPU chasing pointers in it; "
+                      "1 MiB random cycle, 64 B apart, uncached loads; µs per access");
+    const std::vector<std::uint32_t> image = make_chain();
+    std::vector<DeviceBuffer> chain(n);
+    std::vector<std::string> setup_error(n);
+    for (int g = 0; g < n; ++g) {
+      auto setup = [&]() -> Status {
+        GV_TRY(dead_status(g));
+        GV_TRY(chain[g].allocate(g, kChaseBytes));
+        GV_CUDA(cudaMemcpy(chain[g].get(), image.data(), kChaseBytes, cudaMemcpyHostToDevice));
+        return {};
+      };
+      if (Status s = setup(); !s.ok()) {
+        remember_failure(g, s);
+        setup_error[g] = s.text;
+      }
+    }
+    const PeerAccess peers = open_peer_paths(n);
+    for (int owner = 0; owner < n; ++owner) {
+      for (int reader = 0; reader < n; ++reader) {
+        if (owner == reader) continue;
+        BenchCell& cell = m.cells[owner][reader];
+        const std::string& why =
+            !setup_error[owner].empty() ? setup_error[owner] : setup_error[reader];
+        if (!why.empty()) {
+          cell.error = why;
+          continue;
+        }
+        if (!peers.can[reader][owner]) {  // left empty: rendered N/A, the note says why
+          const std::string& err = peers.error[reader][owner];
+          add_note_once(m.notes, gpu_label(reader) + " cannot access " + gpu_label(owner) +
+                                     "'s memory" + (err.empty() ? "" : " (" + err + ")") +
+                                     ": not measured");
+          continue;
+        }
+        if (Status s = from_cuda(cudaSetDevice(reader)); !s.ok()) {
+          cell.error = s.text;
+          continue;
+        }
+        chase_into(cell, reader, static_cast<const std::uint32_t*>(chain[owner].get()), image,
+                   sizing);
+      }
+    }
+  });
+}
+
+void p2p_truth_cuda(std::vector<P2PTruth>& truth, bool plant_corruption) {
+  int n = 0;
+  if (Status s = device_count(n); !s.ok()) {
+    for (P2PTruth& t : truth) t.enable_error = s.text;
+    return;
+  }
+  bool planted = false;
+  for (P2PTruth& t : truth) {
+    try {
+      const int a = t.a, b = t.b;
+      if (a < 0 || b < 0 || a >= n || b >= n || a == b) {
+        t.enable_error = "no such pair of CUDA devices (" + std::to_string(a) + ", " +
+                         std::to_string(b) + ")";
+        continue;
+      }
+      if (Status dead = dead_status(a).ok() ? dead_status(b) : dead_status(a); !dead.ok()) {
+        t.enable_error = dead.text;
+        continue;
+      }
+      int ab = 0, ba = 0;
+      Status s = from_cuda(cudaDeviceCanAccessPeer(&ab, a, b));
+      if (s.ok()) s = from_cuda(cudaDeviceCanAccessPeer(&ba, b, a));
+      if (!s.ok()) {
+        t.enable_error = s.text;
+        continue;
+      }
+      t.cuda_can_access = ab != 0 && ba != 0;
+      // Try both ways even when the driver says no: its refusal is part of the truth.
+      std::string enable;
+      for (auto [from, to] : {std::pair<int, int>{a, b}, std::pair<int, int>{b, a}}) {
+        Status e = enable_peer(from, to);
+        if (!e.ok()) {
+          remember_failure(from, e);
+          if (!enable.empty()) enable += "; ";
+          enable += gpu_label(from) + "→" + gpu_label(to) + ": " + e.text;
+        }
+      }
+      if (!enable.empty()) t.enable_error = enable;
+
+      // 64 MiB a → b with cudaMemcpyPeerAsync (through host when P2P is off), checked.
+      const std::uint32_t seed = seed_for(a, 4);
+      const bool plant = plant_corruption && !planted;
+      DeviceBuffer src, dst;
+      Stream stream;
+      Event start, stop;
+      std::vector<double> gbps;
+      auto copy = [&]() -> Status {
+        GV_TRY(src.allocate(a, kTruthCopyBytes));
+        GV_TRY(fill_device(src, kTruthCopyBytes, seed));
+        GV_TRY(dst.allocate(b, kTruthCopyBytes));
+        GV_TRY(poison_device(dst, kTruthCopyBytes));
+        GV_TRY(stream.create(a));
+        GV_TRY(start.create(a));
+        GV_TRY(stop.create(a));
+        GV_CUDA(cudaSetDevice(a));
+        for (int k = 0; k <= kTruthSamples; ++k) {  // k == 0: warm-up
+          GV_CUDA(cudaEventRecord(start.get(), stream.get()));
+          GV_CUDA(cudaMemcpyPeerAsync(dst.get(), b, src.get(), a, kTruthCopyBytes,
+                                      stream.get()));
+          GV_CUDA(cudaEventRecord(stop.get(), stream.get()));
+          GV_CUDA(cudaStreamSynchronize(stream.get()));
+          float ms = 0;
+          GV_CUDA(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+          if (k > 0 && ms > 0) gbps.push_back(kTruthCopyBytes / (ms / 1e3) / kBytesPerGB);
+        }
+        return {};
+      };
+      s = copy();
+      if (!s.ok()) {
+        remember_failure(a, s);
+        t.copy_verified = false;
+        t.enable_error =
+            (t.enable_error ? *t.enable_error + "; " : std::string()) + "peer copy: " + s.text;
+        continue;
+      }
+      BenchCell cell;
+      summarize(gbps, cell);
+      if (cell.value) t.copy_gbps = cell.value;
+      verify_into(cell, dst.get(), b, kTruthCopyBytes, seed, plant);
+      if (plant) planted = true;
+      t.copy_verified = cell.verified;
+      if (!cell.verified && cell.error && cell.error->rfind("wrong data", 0) != 0)
+        t.enable_error =
+            (t.enable_error ? *t.enable_error + "; " : std::string()) + *cell.error;
+    } catch (const std::exception& ex) {
+      t.enable_error = std::string("internal error: ") + ex.what();
+    }
+  }
+}
+
+}  // namespace gpuvet::bench
