@@ -149,13 +149,15 @@ std::optional<int> gpu_node(const GpuFacts& g, const std::map<int, std::vector<i
   if (g.numa_node && *g.numa_node >= 0) return g.numa_node;
   if (g.cpu_affinity.empty()) return std::nullopt;
   std::optional<int> found;
-  for (const auto& [id, cpus] : nodes) {
+  for (const auto& node : nodes) {
+    // (A plain pair, not a structured binding: clang 14 cannot capture those in a lambda.)
+    const std::vector<int>& cpus = node.second;
     const bool all = std::all_of(g.cpu_affinity.begin(), g.cpu_affinity.end(), [&](int cpu) {
       return std::binary_search(cpus.begin(), cpus.end(), cpu);
     });
     if (all) {
       if (found) return std::nullopt;  // ambiguous (overlapping node lists)
-      found = id;
+      found = node.first;
     }
   }
   return found;

@@ -740,7 +740,10 @@ void check_drift(const Context& c, Emitter& e) {
     if (s.util_pct && *s.util_pct < c.t.busy_util_pct) continue;
     by_gpu[s.gpu].push_back(&s);
   }
-  for (auto& [gpu, v] : by_gpu) {
+  for (auto& entry : by_gpu) {
+    // (No structured binding: clang 14 cannot capture one in the lambdas below.)
+    const int gpu = entry.first;
+    auto& v = entry.second;
     std::stable_sort(v.begin(), v.end(),
                      [](const GpuSample* a, const GpuSample* b) { return a->t_s < b->t_s; });
     if (v.size() < kMinDriftSamples) continue;
