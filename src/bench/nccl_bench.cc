@@ -60,6 +60,7 @@
 #include <variant>
 
 #include "bench/nccl_api.h"
+#include "bench/nccl_lib.h"
 #include "bench/registry.h"
 
 static_assert(sizeof(gpuvet_ncclConfig_v21400) == 24, "ncclConfig_v21400 is 24 bytes on LP64");
@@ -157,38 +158,8 @@ std::string seconds_text(std::chrono::milliseconds ms) {
 
 // ----------------------------------------------------------------------- library loading
 
-struct NcclLib {
-  void* handle = nullptr;
-  std::string path;  // what was loaded (resolved)
-  int version_code = 0;
-  ncclGetVersion_fn get_version = nullptr;
-  ncclGetErrorString_fn get_error_string = nullptr;
-  ncclGetLastError_fn get_last_error = nullptr;  // 2.13+
-  ncclGetUniqueId_fn get_unique_id = nullptr;
-  ncclCommInitAll_fn comm_init_all = nullptr;
-  ncclCommInitRankConfig_fn comm_init_rank_config = nullptr;  // 2.14+
-  ncclCommGetAsyncError_fn comm_get_async_error = nullptr;
-  ncclCommFinalize_fn comm_finalize = nullptr;  // 2.14+
-  ncclCommDestroy_fn comm_destroy = nullptr;
-  ncclCommAbort_fn comm_abort = nullptr;
-  ncclGroupStart_fn group_start = nullptr;
-  ncclGroupEnd_fn group_end = nullptr;
-  ncclAllReduce_fn all_reduce = nullptr;
-  ncclAllGather_fn all_gather = nullptr;
-  ncclReduceScatter_fn reduce_scatter = nullptr;
-
-  bool nonblocking() const { return comm_init_rank_config && get_unique_id && comm_finalize; }
-
-  // "ncclSystemError: unhandled system error (…) — <ncclGetLastError>"
-  std::string text(ncclResult_t r, ncclComm_t comm = nullptr) const {
-    std::string s = nccl_result_name(r);
-    if (get_error_string)
-      if (const char* t = get_error_string(r); t && *t) s += fmt::format(": {}", t);
-    if (get_last_error)
-      if (const char* t = get_last_error(comm); t && *t) s += fmt::format(" — {}", t);
-    return s;
-  }
-};
+// struct NcclLib (the function table) is declared in bench/nccl_lib.h, shared with the
+// scaling engine; NcclLib::text is defined below, after the anonymous namespace.
 
 // Leaked on purpose (never destroyed, never dlclose'd): see the file comment.
 struct Registry {
@@ -1057,6 +1028,37 @@ bool pair_allreduce(const NcclLib& lib, int a, int b, std::chrono::milliseconds 
 }  // namespace
 
 // ------------------------------------------------------------------------------ public
+
+std::string NcclLib::text(ncclResult_t r, ncclComm_t comm) const {
+  std::string s = nccl_result_name(r);
+  if (get_error_string)
+    if (const char* t = get_error_string(r); t && *t) s += fmt::format(": {}", t);
+  if (get_last_error)
+    if (const char* t = get_last_error(comm); t && *t) s += fmt::format(" — {}", t);
+  return s;
+}
+
+const NcclLib* nccl_library(const std::string& path, std::string* error) {
+  try {
+    std::string requested = path;
+    if (requested.empty())
+      if (const char* e = std::getenv("GPUVET_NCCL_LIBRARY"); e && *e) requested = e;
+    if (requested.empty()) requested = "libnccl.so.2";
+    Loaded l = load_library(requested);
+    if (!l.lib && error) *error = l.error;
+    // The registry keeps every entry for the life of the process: the raw pointer stays valid.
+    return l.lib.get();
+  } catch (const std::exception& e) {
+    if (error) *error = std::string("loading NCCL: ") + e.what();
+  } catch (...) {
+    if (error) *error = "loading NCCL: unexpected failure";
+  }
+  return nullptr;
+}
+
+std::string nccl_keep_multicast_off() { return keep_multicast_off(); }
+
+std::string nccl_version_text(int code) { return detail::nccl_version_string(code); }
 
 NcclEnv nccl_load(const std::string& library_path) {
   NcclEnv env;

@@ -198,6 +198,8 @@ std::function<Outcome()> setup_diagnose(CLI::App& app);
 std::function<Outcome()> setup_findings(CLI::App& app);
 // bench_command.cc
 std::function<Outcome()> setup_bench(CLI::App& app);
+// scale_command.cc
+std::function<Outcome()> setup_scale(CLI::App& app);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands = {
@@ -218,6 +220,10 @@ const std::vector<Command>& commands() {
        "Measure host↔device, device-local and GPU↔GPU bandwidth and latency, NCCL collectives "
        "and the P2P truth table, against what the links should give",
        setup_bench},
+      {"scale",
+       "Run the same training step and inference request on 1 GPU and on N: time per step, "
+       "throughput, scaling efficiency, comm share, p50/p95/p99",
+       setup_scale},
       {"findings", "List the findings catalog (ids, severities, what each means)", setup_findings},
   };
   return kCommands;

@@ -1,0 +1,102 @@
+// gpuvet/scale.h — the scaling test: the same synthetic training step and the same synthetic
+// inference request on 1 GPU and on N, with time per step as a distribution, throughput,
+// scaling efficiency, the compute/communication split and tail latencies.
+//
+// Training (data parallel): per GPU a compute phase of known FLOPs (a tiled GEMM-like kernel)
+// producing gradients, then the gradient all-reduce through NCCL in buckets, overlapped with
+// the compute (bucket k is reduced while chunk k+1 computes) or not. Inference (tensor
+// parallel): per token and layer a compute phase split over the GPUs, then a small all-reduce
+// on the critical path; requests arrive at a fixed rate and their latency is measured from
+// arrival to last token. Needs a CUDA build (GPUVET_CUDA) and NCCL for N > 1; every
+// collective has a deadline and a stuck rank is named. Memory use is checked against free
+// memory first. Not thread-safe: one run at a time.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuvet/facts.h"
+
+namespace gpuvet {
+
+struct ScalePreset {
+  std::string name;      // "cnn-small", "llm-1b", "llm-7b-layer", "decoder-7b"
+  std::string workload;  // "train" or "infer"
+  std::string description;
+  // train: per GPU per step. infer: per token, for the whole model (split over N GPUs).
+  double flops = 0;
+  std::size_t grad_bytes = 0;        // train: gradients all-reduced per step (per GPU)
+  std::size_t bucket_bytes = 0;      // train: all-reduce bucket size (DDP default 25 MiB)
+  int layers = 1;                    // infer: all-reduces per token
+  std::size_t activation_bytes = 0;  // infer: bytes all-reduced per layer per token
+  int tokens_per_request = 0;        // infer
+};
+
+// The built-in presets, shaped like real models (see docs/measurement.md for the numbers).
+const std::vector<ScalePreset>& scale_presets();
+const ScalePreset* find_scale_preset(const std::string& name);
+
+struct ScaleOptions {
+  std::vector<std::string> presets;  // empty: every preset
+  std::vector<int> gpu_counts;       // empty: 1, 2, 4, … up to every GPU (and the total)
+  int warmup_steps = 3;
+  int steps = 30;              // timed steps (train) or requests (infer) per config
+  bool overlap = true;         // train: overlap the bucket all-reduces with compute
+  int grad_accumulation = 1;   // train: compute phases per all-reduce
+  double request_rate_hz = 0;  // infer: 0 = back to back; else fixed arrivals
+  // Overrides of the preset (0 = preset value).
+  double flops = 0;
+  std::size_t grad_bytes = 0;
+  std::size_t bucket_bytes = 0;
+  double duration_s = 0;  // > 0: sustained mode on the largest GPU count, sampling NVML
+  double sample_interval_s = 1.0;
+  std::string nccl_library;
+  std::string nvml_library;
+  std::chrono::milliseconds collective_timeout{20000};
+  bool progress = false;
+};
+
+// One configuration's outcome; `run` is what the rules read (Facts::scale_runs).
+struct ScaleResult {
+  ScaleRun run;
+  std::vector<double> step_ms;  // every timed step (train) or request latency (infer)
+  std::optional<double> mean_ms;
+  std::optional<double> compute_ms;       // mean per step, measured with events
+  std::optional<double> comm_ms;          // mean exposed + overlapped communication per step
+  std::optional<double> achieved_tflops;  // compute kernel, per GPU
+  std::optional<double> efficiency;       // throughput(N) / (N × throughput(1)), N > 1
+  std::optional<std::string> error;       // what failed (OOM check, NCCL, timeout, …)
+  std::vector<std::string> notes;
+};
+
+// Sustained mode: throughput per interval and the NVML samples taken alongside.
+struct SustainedTrace {
+  std::string preset;
+  int gpus = 0;
+  std::vector<std::pair<double, double>> throughput;  // (seconds from start, items/s)
+  std::vector<GpuSample> samples;
+};
+
+struct ScaleReport {
+  std::vector<ScaleResult> results;
+  std::optional<double> peak_tflops;  // measured FMA peak of GPU0 (same precision as the GEMM)
+  std::optional<SustainedTrace> sustained;
+  std::vector<std::string> notes;
+  bool ran = false;  // false: nothing could run here (no CUDA, no GPU); notes say why
+  double wall_ms = 0;
+};
+
+ScaleReport run_scale(const Facts& facts, const ScaleOptions& options);
+
+// Percentile (0..100) of a sample, linear interpolation; empty for an empty sample.
+std::optional<double> percentile(std::vector<double> values, double p);
+
+// Fills run.p50/p95/p99/max and efficiency from step_ms and throughput, across results.
+void summarise_scale(ScaleReport& report);
+
+std::string render_scale_text(const ScaleReport& report);
+std::string scale_to_json(const ScaleReport& report, int indent = 2);
+
+}  // namespace gpuvet

@@ -1,0 +1,120 @@
+// `gpuvet scale`: the same training step and inference request on 1 GPU and on N, judged
+// by the rules (scaling-inefficient, tail-latency-amplified, clocks-degrade-over-time).
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "gpuvet/collect.h"
+#include "gpuvet/diagnose.h"
+#include "gpuvet/scale.h"
+
+namespace gpuvet::cli {
+
+namespace {
+
+const char* const kScaleFindings[] = {"scaling-inefficient",      "tail-latency-amplified",
+                                      "clocks-degrade-over-time", "tune-framework",
+                                      "thermal-throttle",         "power-throttle"};
+
+bool is_scale_finding(const std::string& id) {
+  return std::find(std::begin(kScaleFindings), std::end(kScaleFindings), id) !=
+         std::end(kScaleFindings);
+}
+
+}  // namespace
+
+std::function<Outcome()> setup_scale(CLI::App& app) {
+  auto o = std::make_shared<ScaleOptions>();
+  auto json = std::make_shared<bool>(false);
+  auto list = std::make_shared<bool>(false);
+  auto no_overlap = std::make_shared<bool>(false);
+  auto timeout_s = std::make_shared<double>(20.0);
+  app.add_flag("--json", *json, "Print JSON (schema gpuvet.scale/1)");
+  app.add_flag("--list", *list, "List the presets and exit");
+  app.add_option("--preset", o->presets, "Presets to run (default: all; see --list)");
+  app.add_option("--gpus", o->gpu_counts, "GPU counts to compare (default 1, 2, 4, … and all)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--steps", o->steps, "Timed steps (train) or requests (infer) per configuration")
+      ->check(CLI::Range(2, 100000));
+  app.add_option("--warmup", o->warmup_steps, "Untimed steps first")->check(CLI::Range(0, 1000));
+  app.add_flag("--no-overlap", *no_overlap, "Train: all-reduce after the compute, not during");
+  app.add_option("--accumulate", o->grad_accumulation, "Train: compute phases per all-reduce")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--rate", o->request_rate_hz,
+                 "Infer: requests per second arriving (0: back to back)")
+      ->check(CLI::Range(0.0, 1e6));
+  app.add_option("--flops", o->flops, "Override the preset's FLOPs per step / per token")
+      ->check(CLI::Range(1e6, 1e18));
+  app.add_option("--grad-bytes", o->grad_bytes, "Override the gradient bytes per step");
+  app.add_option("--bucket-bytes", o->bucket_bytes, "Override the all-reduce bucket size");
+  app.add_option("--duration", o->duration_s,
+                 "Sustained mode: run the first preset for this many seconds on the most GPUs, "
+                 "sampling clocks, temperature and power")
+      ->check(CLI::Range(0.0, 86400.0));
+  app.add_option("--sample-interval", o->sample_interval_s, "Sustained mode: seconds per sample")
+      ->check(CLI::Range(0.1, 600.0));
+  app.add_option("--nccl-lib", o->nccl_library, "libnccl.so.2 to load");
+  app.add_option("--nvml", o->nvml_library, "NVML library for the sustained-mode samples");
+  app.add_option("--collective-timeout", *timeout_s,
+                 "Seconds a collective may take before the run is aborted and the rank named")
+      ->check(CLI::Range(1.0, 3600.0));
+  return [=]() -> Outcome {
+    if (*list) {
+      for (const auto& p : scale_presets())
+        std::cout << fmt::format("{:<14} {:<6} {}\n", p.name, p.workload, p.description);
+      return {kExitOk, false};
+    }
+    for (const auto& name : o->presets)
+      if (!find_scale_preset(name)) {
+        std::cerr << "gpuvet: unknown preset '" << name << "' (gpuvet scale --list)\n";
+        return {kExitUnusable, false};
+      }
+    ScaleOptions options = *o;
+    options.overlap = !*no_overlap;
+    options.collective_timeout =
+        std::chrono::milliseconds(static_cast<long long>(*timeout_s * 1000));
+    options.progress = ::isatty(STDERR_FILENO) && !*json;
+    const Facts none;
+    ScaleReport report = run_scale(none, options);
+    Facts judged;
+    for (const auto& r : report.results)
+      if (!r.error) judged.scale_runs.push_back(r.run);
+    if (report.sustained) judged.samples = report.sustained->samples;
+    const Diagnosis d = diagnose(judged);
+    if (*json) {
+      std::cout << scale_to_json(report) << "\n";
+    } else {
+      std::cout << render_scale_text(report);
+      bool header = false;
+      for (const auto& f : d.findings) {
+        if (!is_scale_finding(f.id)) continue;
+        if (!header) std::cout << "\nVerdict\n";
+        header = true;
+        std::cout << "  " << severity_name(f.severity) << "  " << f.id << ": " << f.evidence
+                  << "\n";
+      }
+      if (!header && report.ran)
+        std::cout << "\nVerdict: no scaling, tail-latency or drift finding.\n";
+    }
+    if (!report.ran) {
+      std::cerr << "gpuvet: the scaling test could not run here (see the notes)\n";
+      return {kExitUnusable, false};
+    }
+    int code = kExitOk;
+    for (const auto& f : d.findings)
+      if (is_scale_finding(f.id))
+        code = std::max(code, f.severity == Severity::kCritical  ? int{kExitCritical}
+                              : f.severity == Severity::kWarning ? int{kExitWarning}
+                                                                 : int{kExitOk});
+    for (const auto& r : report.results)
+      if (r.error) code = std::max(code, int{kExitWarning});
+    return {code, false};
+  };
+}
+
+}  // namespace gpuvet::cli

@@ -1,0 +1,360 @@
+// `gpuvet scale` without the GPU: presets, statistics, the run plan, NVML sampling for the
+// sustained mode, and the renderers. The GPU engine is scale_engine.cu (GPUVET_CUDA only).
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "gpuvet/collect.h"
+#include "gpuvet/scale.h"
+
+#if GPUVET_HAVE_CUDA
+#include <cuda_runtime.h>
+
+#include "scale/scale_engine.h"
+#endif
+
+namespace gpuvet {
+
+namespace {
+constexpr std::size_t kMiB = 1u << 20;
+}  // namespace
+
+const std::vector<ScalePreset>& scale_presets() {
+  // FLOPs: 6 × parameters × tokens for a transformer training step (forward + backward),
+  // 2 × parameters per token for inference; a ResNet-50-sized CNN is ≈4.1 GFLOP forward per
+  // 224² image, ×3 with the backward pass. Gradients are float32 (4 B per parameter); DDP's
+  // default bucket is 25 MiB.
+  static const std::vector<ScalePreset> kPresets = {
+      {"cnn-small", "train",
+       "ResNet-50-sized CNN, 32 images per GPU: 0.39 TFLOP and 25.6 M float32 gradients per step",
+       3 * 4.1e9 * 32, static_cast<std::size_t>(25.6e6 * 4), 25 * kMiB, 1, 0, 0},
+      {"llm-1b-layer", "train",
+       "one layer of a 1B transformer (hidden 2048, 50 M parameters), 4096 tokens per GPU",
+       6 * 50.3e6 * 4096, static_cast<std::size_t>(50.3e6 * 4), 25 * kMiB, 1, 0, 0},
+      {"llm-7b-layer", "train",
+       "one layer of a 7B transformer (hidden 4096, 201 M parameters), 2048 tokens per GPU",
+       6 * 201.3e6 * 2048, static_cast<std::size_t>(201.3e6 * 4), 25 * kMiB, 1, 0, 0},
+      {"decoder-7b", "infer",
+       "7B decoder, batch 8, 32 layers, tensor-parallel: per token 8 × 2 × 7 GFLOP, one "
+       "all-reduce of 8 × 4096 × 2 B per layer; 16 tokens per request",
+       8 * 2 * 7e9, 0, 0, 32, 8 * 4096 * 2, 16},
+  };
+  return kPresets;
+}
+
+const ScalePreset* find_scale_preset(const std::string& name) {
+  for (const auto& p : scale_presets())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::optional<double> percentile(std::vector<double> v, double p) {
+  if (v.empty()) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  const double rank = std::clamp(p, 0.0, 100.0) / 100.0 * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(rank));
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (rank - static_cast<double>(lo));
+}
+
+void summarise_scale(ScaleReport& report) {
+  std::map<std::pair<std::string, std::string>, double> single;  // (workload, preset) → thr(1)
+  for (auto& r : report.results) {
+    ScaleRun& run = r.run;
+    run.p50_ms = percentile(r.step_ms, 50);
+    run.p95_ms = percentile(r.step_ms, 95);
+    run.p99_ms = percentile(r.step_ms, 99);
+    if (!r.step_ms.empty()) {
+      run.max_ms = *std::max_element(r.step_ms.begin(), r.step_ms.end());
+      double sum = 0;
+      for (double x : r.step_ms) sum += x;
+      r.mean_ms = sum / static_cast<double>(r.step_ms.size());
+    }
+    if (run.gpus == 1 && run.throughput && !r.error)
+      single[{run.workload, run.preset}] = *run.throughput;
+  }
+  for (auto& r : report.results) {
+    const auto it = single.find({r.run.workload, r.run.preset});
+    if (r.run.gpus > 1 && r.run.throughput && it != single.end() && it->second > 0)
+      r.efficiency = *r.run.throughput / (r.run.gpus * it->second);
+  }
+}
+
+#if GPUVET_HAVE_CUDA
+namespace {
+
+// Samples clocks, temperature, power, utilisation and clock-event reasons through the same
+// NVML path as `gpuvet facts`, every interval, until stopped.
+class NvmlSampler {
+ public:
+  NvmlSampler(std::string nvml, double interval_s)
+      : nvml_(std::move(nvml)), interval_s_(interval_s) {}
+  void start() {
+    t0_ = std::chrono::steady_clock::now();
+    thread_ = std::thread([this] { loop(); });
+  }
+  std::vector<GpuSample> stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    std::lock_guard<std::mutex> lock(mu_);
+    return samples_;
+  }
+
+ private:
+  void loop() {
+    auto fs = make_rooted_file_system("/");
+    auto runner = make_process_runner();
+    auto clock = make_system_clock();
+    CollectOptions o;
+    o.nvml_library = nvml_;
+    o.pressure_window = std::chrono::milliseconds(0);
+    o.kernel_log = false;
+    auto next = t0_;
+    while (!stop_) {
+      const Collection c = collect_facts(o, Env{*fs, *runner, *clock});
+      const double t =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (const auto& g : c.facts.gpus) {
+          GpuSample s;
+          s.gpu = g.index;
+          s.t_s = t;
+          s.sm_mhz = g.clocks.sm_mhz;
+          s.gpu_c = g.thermal.gpu_c;
+          s.power_w = g.power.draw_w;
+          s.util_pct = g.utilization.gpu_pct;
+          s.clock_event_mask = g.clock_events.active_mask;
+          samples_.push_back(s);
+        }
+      }
+      next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(interval_s_));
+      while (!stop_ && std::chrono::steady_clock::now() < next)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  std::string nvml_;
+  double interval_s_;
+  std::chrono::steady_clock::time_point t0_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::vector<GpuSample> samples_;
+};
+
+}  // namespace
+#endif
+
+ScaleReport run_scale(const Facts& facts, const ScaleOptions& options) {
+  ScaleReport report;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<const ScalePreset*> presets;
+  if (options.presets.empty()) {
+    for (const auto& p : scale_presets()) presets.push_back(&p);
+  } else {
+    for (const auto& name : options.presets) {
+      const ScalePreset* p = find_scale_preset(name);
+      if (!p) {
+        report.notes.push_back("unknown preset '" + name + "'");
+        return report;
+      }
+      presets.push_back(p);
+    }
+  }
+#if !GPUVET_HAVE_CUDA
+  (void)facts;
+  report.notes.push_back(
+      "this gpuvet was built without CUDA (configure with -DGPUVET_CUDA=ON, or use "
+      "scripts/build-portable): the scaling test cannot run");
+#else
+  ::setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
+  int count = 0;
+  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
+    report.notes.push_back(std::string("CUDA unavailable: ") +
+                           (e != cudaSuccess
+                                ? std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e)
+                                : "no GPU"));
+    return report;
+  }
+  (void)facts;
+  report.ran = true;
+  std::vector<int> counts = options.gpu_counts;
+  if (counts.empty()) {
+    for (int n = 1; n < count; n *= 2) counts.push_back(n);
+    counts.push_back(count);
+  }
+  std::vector<int> usable;
+  for (int n : counts) {
+    if (n >= 1 && n <= count && std::find(usable.begin(), usable.end(), n) == usable.end())
+      usable.push_back(n);
+    else if (n > count)
+      report.notes.push_back(fmt::format("{} GPUs asked, {} present: skipped", n, count));
+  }
+  std::sort(usable.begin(), usable.end());
+  std::string error;
+  report.peak_tflops = scale::measure_peak_tflops(0, &error);
+  if (!report.peak_tflops) report.notes.push_back("FMA peak not measured: " + error);
+
+  auto config_for = [&](const ScalePreset& preset, int n) {
+    scale::EngineConfig c;
+    c.preset = preset;
+    if (options.flops > 0) c.preset.flops = options.flops;
+    if (options.grad_bytes > 0) c.preset.grad_bytes = options.grad_bytes;
+    if (options.bucket_bytes > 0) c.preset.bucket_bytes = options.bucket_bytes;
+    for (int i = 0; i < n; ++i) c.devices.push_back(i);
+    c.warmup_steps = options.warmup_steps;
+    c.steps = options.steps;
+    c.overlap = options.overlap;
+    c.grad_accumulation = options.grad_accumulation;
+    c.request_rate_hz = options.request_rate_hz;
+    c.nccl_library = options.nccl_library;
+    c.collective_timeout = options.collective_timeout;
+    return c;
+  };
+  if (options.duration_s > 0) {
+    const ScalePreset& preset = *presets.front();
+    const int n = usable.back();
+    scale::EngineConfig c = config_for(preset, n);
+    c.duration_s = options.duration_s;
+    c.sample_interval_s = options.sample_interval_s;
+    SustainedTrace trace;
+    trace.preset = preset.name;
+    trace.gpus = n;
+    NvmlSampler sampler(options.nvml_library, options.sample_interval_s);
+    if (options.progress)
+      std::fprintf(stderr, "gpuvet scale: sustained %s on %d GPU(s) for %.0f s …\n",
+                   preset.name.c_str(), n, options.duration_s);
+    sampler.start();
+    ScaleResult r = scale::run_config(c, &trace);
+    trace.samples = sampler.stop();
+    report.results.push_back(std::move(r));
+    report.sustained = std::move(trace);
+  } else {
+    for (const ScalePreset* preset : presets)
+      for (int n : usable) {
+        if (options.progress)
+          std::fprintf(stderr, "gpuvet scale: %s on %d GPU(s) …\n", preset->name.c_str(), n);
+        report.results.push_back(scale::run_config(config_for(*preset, n), nullptr));
+      }
+  }
+#endif
+  summarise_scale(report);
+  report.wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return report;
+}
+
+namespace {
+std::string ms(const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : "-"; }
+}  // namespace
+
+std::string render_scale_text(const ScaleReport& report) {
+  std::ostringstream o;
+  o << fmt::format("{:<14} {:>4} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>8}\n",
+                   "preset", "gpus", "items/s", "mean ms", "p50", "p95", "p99", "max", "comm %",
+                   "eff", "TFLOP/s");
+  for (const auto& r : report.results) {
+    const ScaleRun& run = r.run;
+    if (r.error) {
+      o << fmt::format("{:<14} {:>4}  ERROR {}\n", run.preset, run.gpus, *r.error);
+      continue;
+    }
+    o << fmt::format("{:<14} {:>4} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>8}\n",
+                     run.preset, run.gpus,
+                     run.throughput ? fmt::format("{:.2f}", *run.throughput) : "-", ms(r.mean_ms),
+                     ms(run.p50_ms), ms(run.p95_ms), ms(run.p99_ms), ms(run.max_ms),
+                     run.comm_share ? fmt::format("{:.1f}", *run.comm_share * 100) : "-",
+                     r.efficiency ? fmt::format("{:.2f}", *r.efficiency) : "-",
+                     r.achieved_tflops ? fmt::format("{:.1f}", *r.achieved_tflops) : "-");
+  }
+  o << "(train: ms per step, items/s = GPUs × accumulated batches per second; infer: ms per "
+       "request, requests per second; comm % = step time not covered by compute)\n";
+  if (report.peak_tflops)
+    o << fmt::format("FMA peak of GPU0: {:.1f} TFLOP/s (float32, measured)\n", *report.peak_tflops);
+  if (report.sustained) {
+    const auto& s = *report.sustained;
+    o << fmt::format("\nsustained {} on {} GPU(s): time, items/s, then per GPU SM MHz / °C / W\n",
+                     s.preset, s.gpus);
+    for (const auto& [t, thr] : s.throughput) {
+      o << fmt::format("  {:>6.0f} s {:>10.2f}", t, thr);
+      // The NVML sample nearest in time, per GPU.
+      std::map<int, const GpuSample*> nearest;
+      for (const auto& x : s.samples) {
+        auto& best = nearest[x.gpu];
+        if (!best || std::abs(x.t_s - t) < std::abs(best->t_s - t)) best = &x;
+      }
+      for (const auto& [gpu, x] : nearest)
+        o << fmt::format("   GPU{} {} MHz {} °C {} W", gpu,
+                         x->sm_mhz ? std::to_string(*x->sm_mhz) : "-",
+                         x->gpu_c ? std::to_string(*x->gpu_c) : "-",
+                         x->power_w ? fmt::format("{:.0f}", *x->power_w) : "-");
+      o << "\n";
+    }
+  }
+  for (const auto& r : report.results)
+    for (const auto& n : r.notes)
+      o << "note (" << r.run.preset << ", " << r.run.gpus << "): " << n << "\n";
+  for (const auto& n : report.notes) o << "note: " << n << "\n";
+  o << fmt::format("total {:.1f} s\n", report.wall_ms / 1000.0);
+  return o.str();
+}
+
+std::string scale_to_json(const ScaleReport& report, int indent) {
+  using json = nlohmann::ordered_json;
+  auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  json results = json::array();
+  for (const auto& r : report.results)
+    results.push_back({{"workload", r.run.workload},
+                       {"preset", r.run.preset},
+                       {"gpus", r.run.gpus},
+                       {"throughput", opt(r.run.throughput)},
+                       {"mean_ms", opt(r.mean_ms)},
+                       {"p50_ms", opt(r.run.p50_ms)},
+                       {"p95_ms", opt(r.run.p95_ms)},
+                       {"p99_ms", opt(r.run.p99_ms)},
+                       {"max_ms", opt(r.run.max_ms)},
+                       {"comm_share", opt(r.run.comm_share)},
+                       {"compute_ms", opt(r.compute_ms)},
+                       {"comm_ms", opt(r.comm_ms)},
+                       {"achieved_tflops", opt(r.achieved_tflops)},
+                       {"efficiency", opt(r.efficiency)},
+                       {"step_ms", r.step_ms},
+                       {"error", r.error ? json(*r.error) : json(nullptr)},
+                       {"notes", r.notes}});
+  json sustained = nullptr;
+  if (report.sustained) {
+    json thr = json::array();
+    for (const auto& [t, v] : report.sustained->throughput) thr.push_back({t, v});
+    json samples = json::array();
+    for (const auto& s : report.sustained->samples)
+      samples.push_back({{"gpu", s.gpu},
+                         {"t_s", s.t_s},
+                         {"sm_mhz", s.sm_mhz ? json(*s.sm_mhz) : json(nullptr)},
+                         {"gpu_c", s.gpu_c ? json(*s.gpu_c) : json(nullptr)},
+                         {"power_w", opt(s.power_w)},
+                         {"util_pct", s.util_pct ? json(*s.util_pct) : json(nullptr)}});
+    sustained = {{"preset", report.sustained->preset},
+                 {"gpus", report.sustained->gpus},
+                 {"throughput", thr},
+                 {"samples", samples}};
+  }
+  json doc = {
+      {"schema", "gpuvet.scale/1"}, {"tool", {{"name", "gpuvet"}, {"version", GPUVET_VERSION}}},
+      {"ran", report.ran},          {"peak_tflops", opt(report.peak_tflops)},
+      {"results", results},         {"sustained", sustained},
+      {"notes", report.notes},      {"wall_ms", report.wall_ms}};
+  return doc.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace gpuvet

@@ -1,0 +1,1599 @@
+// scale/scale_engine.cu — the GPU side of `gpuvet scale` (contract: scale_engine.h).
+//
+// What runs (the method of gpuvet/scale.h, made concrete):
+//
+//   Compute: a tiled float32 SGEMM, C = A·B, row-major, shared-memory tiles of 128×128 (8×8
+//   outputs per thread) or 64×64 (4×4 per thread), k-tiles of 8. Its FLOPs are known exactly
+//   (2·M·N·K), so a compute phase of F FLOPs is `count` launches of an s×s×s GEMM plus at most
+//   one s×s×k "tail" launch, s ≤ 4096 a multiple of 64 (plan_gemm). A and B hold small
+//   integers, so every sum is exact in float32; the only correctness check is one element,
+//   C[M-1][N-1], compared with the host's sum once per GPU before the first step — the kernel
+//   is a load generator, not a library.
+//
+//   Peak: an FMA-bound kernel (16 independent chains per thread, SMs × 8 blocks × 256
+//   threads), FLOPs = 2 × FMAs, best of three timed launches of ≈100 ms each.
+//
+//   train (data parallel): one host thread per GPU, a compute stream and a communication
+//   stream each, one NCCL communicator per GPU (N ≥ 2). Per step: grad_accumulation compute
+//   phases; the last one is split into as many chunks as there are gradient buckets, and
+//   after chunk k an event lets the communication stream all-reduce bucket k (float32 sum,
+//   in place) while chunk k+1 computes — or, without overlap, every bucket after the last
+//   chunk. Every step starts with all ranks released together by a barrier; the step time is
+//   the slowest rank's host wall time from release to both streams idle.
+//
+//   infer (tensor parallel decode): per request, per token, per layer: the layer's GEMM share
+//   (flops / (layers × N)) then an all-reduce of activation_bytes on the same stream — the
+//   all-reduce is on the critical path. Requests arrive at fixed intervals or back to back;
+//   latency is arrival → last token done on every rank, so queueing shows in the tail.
+//
+// Never hangs: communicators are nonblocking (NCCL 2.14+; older NCCL: blocking init and
+// enqueue, said in a note), every wait polls CUDA events and ncclCommGetAsyncError, and a
+// wait fails once no event has completed for `collective_timeout` (a deadline that restarts on
+// progress, so a long step is not a stall). Then every rank stops, every communicator is
+// aborted, the streams get a short grace and the buffers of a GPU still busy are leaked
+// (cudaFree would wait for the stuck kernel). No exception leaves this file; every CUDA and
+// NCCL error is reported with its name.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "bench/nccl_api.h"
+#include "bench/nccl_lib.h"
+#include "scale/scale_engine.h"
+
+static_assert(std::is_same_v<gpuvet_cudaStream_t, cudaStream_t>,
+              "nccl_api.h's stream type must be cudaStream_t");
+
+namespace gpuvet::scale {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using bench::NcclLib;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr int kBk = 8;                 // k-tile of the SGEMM kernels
+constexpr int kMaxEdge = 4096;         // largest GEMM edge: 137 GFLOP per launch
+constexpr int kMinEdge = 64;           // one 64×64 tile
+constexpr int kMaxBuckets = 4096;      // more buckets than this is a mistake in the options
+constexpr std::size_t kMaxInferEvents = std::size_t{1} << 17;
+constexpr double kMemoryShare = 0.8;   // of free memory the buffers may use
+constexpr auto kPoll = std::chrono::microseconds(20);
+constexpr auto kDrainGrace = std::chrono::seconds(5);
+constexpr std::chrono::milliseconds kSetupTimeout{30000};
+
+constexpr int kPeakThreads = 256;
+constexpr int kPeakBlocksPerSm = 8;
+constexpr int kPeakChains = 16;  // independent FMA chains per thread
+constexpr int kPeakUnroll = 8;   // chain steps per loop trip: loop overhead < 2 % of issue slots
+
+// ------------------------------------------------------------------------------ text
+
+// printf-style into a std::string (fmt is not used in CUDA sources here). Always called with
+// at least one argument.
+template <class... Args>
+std::string strf(const char* format, Args... args) {
+  const int n = std::snprintf(nullptr, 0, format, args...);
+  if (n <= 0) return {};
+  std::string s(static_cast<std::size_t>(n), '\0');
+  std::snprintf(&s[0], s.size() + 1, format, args...);
+  return s;
+}
+
+std::string cuda_text(cudaError_t e) {
+  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
+// "20 s", "1.5 s"
+std::string seconds_text(std::chrono::milliseconds ms) {
+  if (ms.count() % 1000 == 0) return strf("%lld s", static_cast<long long>(ms.count() / 1000));
+  return strf("%g s", static_cast<double>(ms.count()) / 1000.0);
+}
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// The outcome of a step of work: ok, an error (text), a stall past the deadline, or stopped
+// because another rank failed.
+struct Status {
+  enum Kind { kOk, kError, kTimeout, kStopped };
+  Kind kind = kOk;
+  std::string text;
+  bool ok() const { return kind == kOk; }
+  static Status error(std::string t) { return {kError, std::move(t)}; }
+  static Status timeout() { return {kTimeout, {}}; }
+  static Status stopped() { return {kStopped, {}}; }
+};
+
+Status cuda_status(const char* what, cudaError_t e) {
+  if (e == cudaSuccess) return {};
+  (void)cudaGetLastError();  // clear a non-sticky error so the next check is clean
+  return Status::error(std::string(what) + ": " + cuda_text(e));
+}
+
+#define SE_TRY(expr)                   \
+  do {                                 \
+    Status se_status_ = (expr);        \
+    if (!se_status_.ok()) return se_status_; \
+  } while (0)
+#define SE_CUDA(what, call) SE_TRY(cuda_status(what, (call)))
+
+// ------------------------------------------------------------------------------ kernels
+
+// FMA peak: v = v·mul + add on 16 independent chains; mul and add are kernel arguments so
+// nothing folds, and v converges to add/(1-mul) = 1 (no denormals, no overflow). The result
+// is stored so the chains are live.
+__global__ void __launch_bounds__(kPeakThreads, kPeakBlocksPerSm)
+    fma_peak_kernel(float* out, int trips, float mul, float add) {
+  float v[kPeakChains];
+  const float seed = static_cast<float>(threadIdx.x) * 1e-3f;
+#pragma unroll
+  for (int j = 0; j < kPeakChains; ++j) v[j] = seed + static_cast<float>(j);
+  for (int i = 0; i < trips; ++i) {
+#pragma unroll
+    for (int u = 0; u < kPeakUnroll; ++u) {
+#pragma unroll
+      for (int j = 0; j < kPeakChains; ++j) v[j] = fmaf(v[j], mul, add);
+    }
+  }
+  float s = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kPeakChains; ++j) s += v[j];
+  out[static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x] = s;
+}
+
+// C (M×N) = A (M×K) · B (K×N), row-major; M % BM == 0, N % BN == 0, K % BK == 0 (the plan
+// guarantees it). A's tile is stored transposed (As[k][m]) so a thread reads its TM rows as
+// float4s; the +4 padding spreads the transposing stores over all 32 banks and keeps rows
+// 16-byte aligned. One thread computes a TM×TN block in registers. MinBlocks caps the
+// registers so that many blocks share an SM (2 × 256 threads for the 128×128 tile).
+template <int BM, int BN, int BK, int TM, int TN, int MinBlocks>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN), MinBlocks)
+    sgemm_kernel(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
+                 float* __restrict__ C) {
+  constexpr int kThreads = (BM / TM) * (BN / TN);
+  constexpr int kPad = 4;
+  static_assert(TM % 4 == 0 && TN % 4 == 0, "float4 register loads");
+  static_assert((BM * BK) % kThreads == 0 && (BK * BN) % kThreads == 0, "whole tile loads");
+  __shared__ __align__(16) float As[BK][BM + kPad];
+  __shared__ __align__(16) float Bs[BK][BN + kPad];
+  (void)M;
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int tx = tid % (BN / TN);
+  const int ty = tid / (BN / TN);
+  const int row0 = static_cast<int>(blockIdx.y) * BM;
+  const int col0 = static_cast<int>(blockIdx.x) * BN;
+
+  float acc[TM][TN];
+#pragma unroll
+  for (int m = 0; m < TM; ++m)
+#pragma unroll
+    for (int n = 0; n < TN; ++n) acc[m][n] = 0.0f;
+
+  for (int k0 = 0; k0 < K; k0 += BK) {
+#pragma unroll
+    for (int j = 0; j < (BM * BK) / kThreads; ++j) {
+      const int i = tid + j * kThreads;
+      const int m = i / BK;
+      const int k = i % BK;
+      As[k][m] = A[static_cast<std::size_t>(row0 + m) * K + (k0 + k)];
+    }
+#pragma unroll
+    for (int j = 0; j < (BK * BN) / kThreads; ++j) {
+      const int i = tid + j * kThreads;
+      const int k = i / BN;
+      const int n = i % BN;
+      Bs[k][n] = B[static_cast<std::size_t>(k0 + k) * N + (col0 + n)];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      float a[TM];
+      float b[TN];
+#pragma unroll
+      for (int m = 0; m < TM; m += 4) {
+        const float4 v = *reinterpret_cast<const float4*>(&As[k][ty * TM + m]);
+        a[m] = v.x;
+        a[m + 1] = v.y;
+        a[m + 2] = v.z;
+        a[m + 3] = v.w;
+      }
+#pragma unroll
+      for (int n = 0; n < TN; n += 4) {
+        const float4 v = *reinterpret_cast<const float4*>(&Bs[k][tx * TN + n]);
+        b[n] = v.x;
+        b[n + 1] = v.y;
+        b[n + 2] = v.z;
+        b[n + 3] = v.w;
+      }
+#pragma unroll
+      for (int m = 0; m < TM; ++m)
+#pragma unroll
+        for (int n = 0; n < TN; ++n) acc[m][n] = fmaf(a[m], b[n], acc[m][n]);
+    }
+    __syncthreads();
+  }
+
+#pragma unroll
+  for (int m = 0; m < TM; ++m) {
+    float* row = C + static_cast<std::size_t>(row0 + ty * TM + m) * N + col0 + tx * TN;
+#pragma unroll
+    for (int n = 0; n < TN; n += 4)
+      *reinterpret_cast<float4*>(row + n) =
+          make_float4(acc[m][n], acc[m][n + 1], acc[m][n + 2], acc[m][n + 3]);
+  }
+}
+
+// Small integers in -3..3: every product is ≤ 9 in magnitude, every sum over K ≤ 4096 terms
+// stays below 2^24, so float32 is exact in any summation order and the check can use ==.
+__host__ __device__ inline float pattern_value(long long row, long long col, int salt) {
+  return static_cast<float>((row * 3 + col * 5 + salt) % 7 - 3);
+}
+
+__global__ void fill_pattern_kernel(float* p, int rows, int cols, int salt) {
+  const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride)
+    p[i] = pattern_value(static_cast<long long>(i / cols), static_cast<long long>(i % cols), salt);
+}
+
+// ------------------------------------------------------------------------------ GEMM plan
+
+struct GemmShape {
+  int m = 0, n = 0, k = 0;
+  double flops() const { return 2.0 * m * n * static_cast<double>(k); }
+};
+
+// `count` launches of main (s×s×s) and, when tail.k > 0, one s×s×tail.k launch; buffers are
+// s×s each (the tail reads a prefix of A and B).
+struct GemmPlan {
+  int edge = 0;
+  GemmShape main;
+  int count = 0;
+  GemmShape tail;
+  double flops() const { return count * main.flops() + (tail.k > 0 ? tail.flops() : 0.0); }
+};
+
+// The largest s ≤ 4096 (a multiple of 64, of 128 from 1024 on) with 2s³ ≤ target, as many of those as fit, and a
+// tail with k rounded to the k-tile for the rest: within 2·s²·8 FLOPs of the target. Below one
+// 64³ GEMM the plan overshoots (one 64³ launch); the caller notes any mismatch.
+GemmPlan plan_gemm(double target) {
+  GemmPlan p;
+  int s = kMaxEdge;
+  if (target < 2.0 * kMaxEdge * kMaxEdge * static_cast<double>(kMaxEdge)) {
+    // Edges from 1024 up are multiples of 128, so the 128×128-tile kernel can run them.
+    const double edge = std::cbrt(std::max(target, 0.0) / 2.0);
+    const int step = edge >= 1024 ? 128 : kMinEdge;
+    s = static_cast<int>(edge / step) * step;
+    s = std::clamp(s, kMinEdge, kMaxEdge);
+  }
+  p.edge = s;
+  p.main = {s, s, s};
+  const double unit = p.main.flops();
+  const double whole = std::floor(target / unit);
+  p.count = static_cast<int>(std::clamp(whole, 1.0, 1e9));
+  const double rest = target - p.count * unit;
+  if (rest > 0) {
+    long long k = std::llround(rest / (2.0 * s * s) / kBk) * kBk;
+    k = std::min<long long>(k, s);
+    if (k > 0) p.tail = {s, s, static_cast<int>(k)};
+  }
+  return p;
+}
+
+std::string plan_text(const GemmPlan& p) {
+  std::string s = strf("%d × SGEMM %d³", p.count, p.edge);
+  if (p.tail.k > 0) s += strf(" + one %d×%d×%d", p.tail.m, p.tail.n, p.tail.k);
+  return s + strf(" = %.4g GFLOP", p.flops() / 1e9);
+}
+
+// The 128×128 tile when the grid still covers every SM, else 64×64 (small decode GEMMs).
+cudaError_t launch_gemm(const GemmShape& g, int sms, const float* A, const float* B, float* C,
+                        cudaStream_t stream) {
+  (void)cudaGetLastError();  // a stale non-sticky error must not be blamed on this launch
+  if (g.m % 128 == 0 && g.n % 128 == 0 && (g.m / 128) * (g.n / 128) >= sms) {
+    const dim3 grid(static_cast<unsigned>(g.n / 128), static_cast<unsigned>(g.m / 128));
+    sgemm_kernel<128, 128, kBk, 8, 8, 2><<<grid, 256, 0, stream>>>(g.m, g.n, g.k, A, B, C);
+  } else {
+    const dim3 grid(static_cast<unsigned>(g.n / 64), static_cast<unsigned>(g.m / 64));
+    sgemm_kernel<64, 64, kBk, 4, 4, 4><<<grid, 256, 0, stream>>>(g.m, g.n, g.k, A, B, C);
+  }
+  return cudaGetLastError();
+}
+
+// ------------------------------------------------------------------------------ RAII
+
+// The caller's current device, put back on the way out (ranks and destructors move it).
+class KeepCurrentDevice {
+ public:
+  KeepCurrentDevice() {
+    if (cudaGetDevice(&device_) != cudaSuccess) {
+      (void)cudaGetLastError();
+      device_ = -1;
+    }
+  }
+  KeepCurrentDevice(const KeepCurrentDevice&) = delete;
+  KeepCurrentDevice& operator=(const KeepCurrentDevice&) = delete;
+  ~KeepCurrentDevice() {
+    if (device_ >= 0) (void)cudaSetDevice(device_);
+    (void)cudaGetLastError();
+  }
+
+ private:
+  int device_ = -1;
+};
+
+// Device memory; leak() after an abort that left a kernel running (cudaFree would wait).
+class DeviceMem {
+ public:
+  DeviceMem() = default;
+  DeviceMem(const DeviceMem&) = delete;
+  DeviceMem& operator=(const DeviceMem&) = delete;
+  ~DeviceMem() {
+    if (!p_ || leak_) return;
+    (void)cudaSetDevice(dev_);
+    (void)cudaFree(p_);
+    (void)cudaGetLastError();
+  }
+  Status allocate(int dev, std::size_t floats, const char* what) {
+    dev_ = dev;
+    SE_CUDA("cudaSetDevice", cudaSetDevice(dev));
+    void* p = nullptr;
+    if (cudaError_t e = cudaMalloc(&p, std::max<std::size_t>(floats, 1) * sizeof(float));
+        e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return Status::error(strf("cudaMalloc of %.1f MiB (%s): %s",
+                                static_cast<double>(floats * sizeof(float)) / kMiB, what,
+                                cuda_text(e).c_str()));
+    }
+    p_ = static_cast<float*>(p);
+    return {};
+  }
+  void leak() { leak_ = true; }
+  float* get() const { return p_; }
+
+ private:
+  int dev_ = -1;
+  float* p_ = nullptr;
+  bool leak_ = false;
+};
+
+// Pinned host memory for the one-element GEMM check (an async copy that can be polled).
+class PinnedMem {
+ public:
+  PinnedMem() = default;
+  PinnedMem(const PinnedMem&) = delete;
+  PinnedMem& operator=(const PinnedMem&) = delete;
+  ~PinnedMem() {
+    if (!p_ || leak_) return;
+    (void)cudaFreeHost(p_);
+    (void)cudaGetLastError();
+  }
+  Status allocate(std::size_t floats) {
+    void* p = nullptr;
+    SE_CUDA("cudaHostAlloc", cudaHostAlloc(&p, floats * sizeof(float), cudaHostAllocDefault));
+    p_ = static_cast<float*>(p);
+    return {};
+  }
+  void leak() { leak_ = true; }
+  float* get() const { return p_; }
+
+ private:
+  float* p_ = nullptr;
+  bool leak_ = false;
+};
+
+// A stream and a set of timing events of one device. cudaStreamDestroy and
+// cudaEventDestroy do not wait for pending work: safe even after an abort.
+class Stream {
+ public:
+  Stream() = default;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  ~Stream() {
+    if (!s_) return;
+    (void)cudaSetDevice(dev_);
+    (void)cudaStreamDestroy(s_);
+    (void)cudaGetLastError();
+  }
+  Status create(int dev) {
+    dev_ = dev;
+    SE_CUDA("cudaSetDevice", cudaSetDevice(dev));
+    SE_CUDA("cudaStreamCreateWithFlags", cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
+    return {};
+  }
+  cudaStream_t get() const { return s_; }
+
+ private:
+  int dev_ = -1;
+  cudaStream_t s_ = nullptr;
+};
+
+class Events {
+ public:
+  Events() = default;
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  ~Events() {
+    if (ev_.empty()) return;
+    (void)cudaSetDevice(dev_);
+    for (cudaEvent_t e : ev_)
+      if (e) (void)cudaEventDestroy(e);
+    (void)cudaGetLastError();
+  }
+  Status create(int dev, std::size_t n) {
+    dev_ = dev;
+    SE_CUDA("cudaSetDevice", cudaSetDevice(dev));
+    ev_.assign(n, nullptr);
+    for (auto& e : ev_) SE_CUDA("cudaEventCreate", cudaEventCreateWithFlags(&e, cudaEventDefault));
+    return {};
+  }
+  cudaEvent_t operator[](std::size_t i) const { return ev_[i]; }
+  const cudaEvent_t* data() const { return ev_.data(); }
+
+ private:
+  int dev_ = -1;
+  std::vector<cudaEvent_t> ev_;
+};
+
+Status elapsed_ms(cudaEvent_t a, cudaEvent_t b, double* out) {
+  float ms = 0;
+  SE_CUDA("cudaEventElapsedTime", cudaEventElapsedTime(&ms, a, b));
+  *out = static_cast<double>(ms);
+  return {};
+}
+
+// Polls one event (no NCCL involved) until done or the deadline; used by the peak kernel
+// and setup, where a blocking synchronize could hang on a broken GPU.
+Status poll_event(cudaEvent_t ev, Clock::time_point deadline) {
+  for (;;) {
+    const cudaError_t e = cudaEventQuery(ev);
+    if (e == cudaSuccess) return {};
+    if (e != cudaErrorNotReady) return cuda_status("cudaEventQuery", e);
+    if (Clock::now() >= deadline) return Status::timeout();
+    std::this_thread::sleep_for(kPoll);
+  }
+}
+
+// ------------------------------------------------------------------------------ ranks
+
+// Step (or request) start decisions, made once per barrier by the last rank to arrive, so
+// every rank runs the same number of steps — collectives must match — even in sustained
+// mode where the count is not known in advance.
+struct Decision {
+  bool run = false;
+  bool timed = false;
+  int index = 0;              // warm-up index or timed index
+  Clock::time_point epoch{};  // start of the first timed step (arrival origin for infer)
+};
+
+class Schedule {
+ public:
+  Schedule(int warmup, int steps, double duration_s)
+      : warmup_(warmup), steps_(steps), duration_s_(duration_s) {}
+  Decision next() {
+    Decision d;
+    const int i = next_++;
+    if (i < warmup_) {
+      d.run = true;
+      d.index = i;
+      return d;
+    }
+    const int t = i - warmup_;
+    const auto now = Clock::now();
+    if (t == 0) epoch_ = now;
+    d.timed = true;
+    d.index = t;
+    d.epoch = epoch_;
+    if (duration_s_ > 0)
+      d.run = t == 0 || std::chrono::duration<double>(now - epoch_).count() < duration_s_;
+    else
+      d.run = t < steps_;
+    return d;
+  }
+
+ private:
+  int warmup_, steps_;
+  double duration_s_;
+  int next_ = 0;
+  Clock::time_point epoch_{};
+};
+
+// A barrier that can be cancelled (a failed rank must not leave the others waiting).
+class StepBarrier {
+ public:
+  StepBarrier(int n, Schedule schedule) : n_(n), schedule_(schedule) {}
+  // false: cancelled. The decision is copied under the lock; the next one is only made when
+  // every rank has arrived again, so no rank can miss its own.
+  bool arrive(Decision* out) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (cancelled_) return false;
+    const unsigned long long gen = generation_;
+    if (++arrived_ == n_) {
+      arrived_ = 0;
+      decision_ = schedule_.next();
+      ++generation_;
+      cv_.notify_all();
+    } else {
+      cv_.wait(lock, [&] { return generation_ != gen || cancelled_; });
+      if (generation_ == gen) return false;
+    }
+    *out = decision_;
+    return true;
+  }
+  void cancel() {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int n_;
+  int arrived_ = 0;
+  unsigned long long generation_ = 0;
+  bool cancelled_ = false;
+  Schedule schedule_;
+  Decision decision_;
+};
+
+// What every rank thread shares.
+struct Shared {
+  Shared(const EngineConfig& c, int n, Schedule schedule)
+      : cfg(c), barrier(n, schedule) {}
+  const EngineConfig& cfg;
+  const NcclLib* lib = nullptr;    // null: no collectives (one GPU or nothing to reduce)
+  std::vector<ncclComm_t> comms;   // rank r's communicator
+  StepBarrier barrier;
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  std::string first_error;  // the first real error (root cause), not a stall
+
+  void fail(const std::string& e) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (first_error.empty()) first_error = e;
+    }
+    halt();
+  }
+  void halt() {
+    stop = true;
+    barrier.cancel();
+  }
+};
+
+struct StepRecord {
+  Clock::time_point arrival, start, end;
+  double compute_ms = 0;
+  double comm_ms = 0;
+};
+
+// Where a rank was when the run stopped on a stall: `progress` counts completed markers, so
+// the rank with the least is the one the others were waiting for.
+struct Stall {
+  bool timed_out = false;  // this rank's own deadline passed (else: stopped while busy)
+  std::string where;
+  long long progress = 0;
+};
+
+struct RankState {
+  int rank = 0;
+  int device = 0;
+  int sms = 1;
+  Stream compute, comm;
+  DeviceMem a, b, c, data;  // data: gradients (train) or activations (infer)
+  PinnedMem check;
+  Events marks;     // train: compute markers; infer: phase boundaries
+  Events bstart;    // train: bucket starts (comm stream)
+  Events bend;      // train: bucket ends (comm stream)
+  std::vector<StepRecord> records;
+  std::optional<Stall> stall;
+
+  std::string name() const { return strf("rank %d (GPU %d)", rank, device); }
+  void leak() {
+    a.leak();
+    b.leak();
+    c.leak();
+    data.leak();
+    check.leak();
+  }
+};
+
+// Polls event tracks (each: events in enqueue order) and the rank's communicator until every
+// event is done. The deadline restarts whenever an event completes: a stall is `timeout`
+// without progress, whatever the step's length.
+struct Track {
+  const cudaEvent_t* events = nullptr;
+  std::size_t count = 0;
+  std::size_t done = 0;
+};
+
+Status wait_tracks(Shared& sh, ncclComm_t comm, Track* tracks, int ntracks) {
+  const auto timeout = sh.cfg.collective_timeout;
+  auto deadline = Clock::now() + timeout;
+  for (;;) {
+    bool progressed = false;
+    bool all = true;
+    for (int t = 0; t < ntracks; ++t) {
+      Track& tr = tracks[t];
+      while (tr.done < tr.count) {
+        const cudaError_t e = cudaEventQuery(tr.events[tr.done]);
+        if (e == cudaErrorNotReady) break;
+        if (e != cudaSuccess) return cuda_status("cudaEventQuery", e);
+        ++tr.done;
+        progressed = true;
+      }
+      all = all && tr.done == tr.count;
+    }
+    if (comm) {
+      ncclResult_t async = ncclSuccess;
+      if (ncclResult_t q = sh.lib->comm_get_async_error(comm, &async); q != ncclSuccess)
+        return Status::error("ncclCommGetAsyncError: " + sh.lib->text(q, comm));
+      if (async != ncclSuccess && async != ncclInProgress)
+        return Status::error(sh.lib->text(async, comm));
+    }
+    if (all) return {};
+    if (sh.stop) return Status::stopped();
+    const auto now = Clock::now();
+    if (progressed)
+      deadline = now + timeout;
+    else if (now >= deadline)
+      return Status::timeout();
+    std::this_thread::sleep_for(kPoll);
+  }
+}
+
+// One in-place float32 sum all-reduce. A nonblocking communicator may answer ncclInProgress
+// (connection setup): NCCL then wants the state settled before the next call on it.
+Status all_reduce(Shared& sh, int rank, float* p, std::size_t count, cudaStream_t stream) {
+  ncclComm_t comm = sh.comms[static_cast<std::size_t>(rank)];
+  const ncclResult_t r =
+      sh.lib->all_reduce(p, p, count, ncclFloat32, ncclSum, comm, stream);
+  if (r == ncclSuccess) return {};
+  if (r != ncclInProgress) return Status::error("ncclAllReduce: " + sh.lib->text(r, comm));
+  const auto deadline = Clock::now() + sh.cfg.collective_timeout;
+  for (;;) {
+    ncclResult_t async = ncclSuccess;
+    if (ncclResult_t q = sh.lib->comm_get_async_error(comm, &async); q != ncclSuccess)
+      return Status::error("ncclCommGetAsyncError: " + sh.lib->text(q, comm));
+    if (async == ncclSuccess) return {};
+    if (async != ncclInProgress) return Status::error("ncclAllReduce: " + sh.lib->text(async, comm));
+    if (sh.stop) return Status::stopped();
+    if (Clock::now() >= deadline) return Status::timeout();
+    std::this_thread::sleep_for(kPoll);
+  }
+}
+
+Status run_gemms(const GemmPlan& p, const RankState& rs, cudaStream_t stream) {
+  for (int i = 0; i < p.count; ++i)
+    SE_CUDA("sgemm launch", launch_gemm(p.main, rs.sms, rs.a.get(), rs.b.get(), rs.c.get(), stream));
+  if (p.tail.k > 0)
+    SE_CUDA("sgemm launch", launch_gemm(p.tail, rs.sms, rs.a.get(), rs.b.get(), rs.c.get(), stream));
+  return {};
+}
+
+// Buffers, the A/B patterns, zeroed data (summing zeros keeps the all-reduce free of
+// overflow), and the one-element GEMM check; all on the compute stream, polled.
+Status setup_rank(Shared& sh, RankState& rs, const GemmPlan& plan, std::size_t data_floats,
+                  bool comm_stream) {
+  SE_CUDA("cudaSetDevice", cudaSetDevice(rs.device));
+  SE_CUDA("cudaDeviceGetAttribute",
+          cudaDeviceGetAttribute(&rs.sms, cudaDevAttrMultiProcessorCount, rs.device));
+  SE_TRY(rs.compute.create(rs.device));
+  if (comm_stream) SE_TRY(rs.comm.create(rs.device));
+  const std::size_t tile = static_cast<std::size_t>(plan.edge) * plan.edge;
+  SE_TRY(rs.a.allocate(rs.device, tile, "GEMM A"));
+  SE_TRY(rs.b.allocate(rs.device, tile, "GEMM B"));
+  SE_TRY(rs.c.allocate(rs.device, tile, "GEMM C"));
+  if (data_floats > 0) SE_TRY(rs.data.allocate(rs.device, data_floats, "gradients/activations"));
+  SE_TRY(rs.check.allocate(1));
+  Events ev;
+  SE_TRY(ev.create(rs.device, 1));
+  const cudaStream_t s = rs.compute.get();
+  const int blocks = rs.sms * 4;
+  (void)cudaGetLastError();
+  fill_pattern_kernel<<<blocks, 256, 0, s>>>(rs.a.get(), plan.edge, plan.edge, 0);
+  SE_CUDA("fill kernel launch", cudaGetLastError());
+  fill_pattern_kernel<<<blocks, 256, 0, s>>>(rs.b.get(), plan.edge, plan.edge, 1);
+  SE_CUDA("fill kernel launch", cudaGetLastError());
+  if (data_floats > 0)
+    SE_CUDA("cudaMemsetAsync", cudaMemsetAsync(rs.data.get(), 0, data_floats * sizeof(float), s));
+  const GemmShape& g = plan.main;
+  SE_CUDA("sgemm launch", launch_gemm(g, rs.sms, rs.a.get(), rs.b.get(), rs.c.get(), s));
+  const std::size_t last = static_cast<std::size_t>(g.m - 1) * g.n + (g.n - 1);
+  SE_CUDA("cudaMemcpyAsync", cudaMemcpyAsync(rs.check.get(), rs.c.get() + last, sizeof(float),
+                                             cudaMemcpyDeviceToHost, s));
+  SE_CUDA("cudaEventRecord", cudaEventRecord(ev[0], s));
+  // Setup is no collective: at least kSetupTimeout, so a short collective deadline does not
+  // fail a first launch that loads the module.
+  const auto limit = std::max<std::chrono::milliseconds>(sh.cfg.collective_timeout, kSetupTimeout);
+  Status w = poll_event(ev[0], Clock::now() + limit);
+  if (w.kind == Status::kTimeout)
+    return Status::error(strf("setup (fill and GEMM check) did not finish within %s",
+                              seconds_text(limit).c_str()));
+  SE_TRY(w);
+  double want = 0;
+  for (int k = 0; k < g.k; ++k)
+    want += static_cast<double>(pattern_value(g.m - 1, k, 0)) *
+            static_cast<double>(pattern_value(k, g.n - 1, 1));
+  const float got = *rs.check.get();
+  if (static_cast<double>(got) != want)
+    return Status::error(strf("GEMM check failed: C[%d][%d] of a %d³ SGEMM is %g, expected %g",
+                              g.m - 1, g.n - 1, g.m, static_cast<double>(got), want));
+  return {};
+}
+
+// Drives the thread body: catches everything, so nothing escapes std::thread.
+template <class Body>
+void guarded(Shared& sh, RankState& rs, Body&& body) {
+  try {
+    body();
+  } catch (const std::bad_alloc&) {
+    sh.fail(rs.name() + ": out of host memory");
+  } catch (const std::exception& e) {
+    sh.fail(rs.name() + ": unexpected failure: " + e.what());
+  } catch (...) {
+    sh.fail(rs.name() + ": unexpected failure");
+  }
+}
+
+// ------------------------------------------------------------------------------ train
+
+struct TrainPlan {
+  int accumulation = 1;
+  bool overlap = true;
+  bool comm = false;    // collectives run (N ≥ 2 and gradients to reduce)
+  int buckets = 1;      // = compute chunks per phase
+  GemmPlan chunk;       // one chunk's GEMMs
+  std::size_t grad_floats = 0;
+  std::size_t bucket_floats = 0;
+  double flops_per_step = 0;  // actual, per GPU
+  std::size_t bucket_offset(int k) const { return static_cast<std::size_t>(k) * bucket_floats; }
+  std::size_t bucket_count(int k) const {
+    return std::min(bucket_floats, grad_floats - bucket_offset(k));
+  }
+  // Compute markers: one per earlier accumulation phase, then one per chunk of the last.
+  std::size_t compute_marks() const {
+    return static_cast<std::size_t>(accumulation - 1) + static_cast<std::size_t>(buckets);
+  }
+};
+
+std::string step_label(const Decision& d) {
+  return d.timed ? strf("step %d", d.index) : strf("warm-up step %d", d.index);
+}
+
+Status enqueue_train_step(Shared& sh, RankState& rs, const TrainPlan& tp, int* failed_bucket) {
+  const cudaStream_t cs = rs.compute.get();
+  const cudaStream_t ms = rs.comm.get();
+  const std::size_t last0 = static_cast<std::size_t>(tp.accumulation - 1);
+  SE_CUDA("cudaEventRecord", cudaEventRecord(rs.marks[0], cs));  // compute start: marks[0]
+  // marks layout: [0] start, [1 .. a-1] end of earlier phases, [a .. a+B-1] end of chunk k.
+  for (int j = 0; j + 1 < tp.accumulation; ++j) {
+    for (int k = 0; k < tp.buckets; ++k) SE_TRY(run_gemms(tp.chunk, rs, cs));
+    SE_CUDA("cudaEventRecord", cudaEventRecord(rs.marks[1 + j], cs));
+  }
+  auto reduce_k = [&](int k, cudaEvent_t after) -> Status {
+    if (after) SE_CUDA("cudaStreamWaitEvent", cudaStreamWaitEvent(ms, after, 0));
+    SE_CUDA("cudaEventRecord", cudaEventRecord(rs.bstart[k], ms));
+    SE_TRY(all_reduce(sh, rs.rank, rs.data.get() + tp.bucket_offset(k), tp.bucket_count(k), ms));
+    SE_CUDA("cudaEventRecord", cudaEventRecord(rs.bend[k], ms));
+    return {};
+  };
+  // Errors name the bucket; a stall while queueing reports it through *failed_bucket.
+  auto reduce = [&](int k, cudaEvent_t after) -> Status {
+    *failed_bucket = k;
+    Status st = reduce_k(k, after);
+    if (st.kind == Status::kError) st.text = strf("bucket %d: ", k) + st.text;
+    return st;
+  };
+  for (int k = 0; k < tp.buckets; ++k) {
+    SE_TRY(run_gemms(tp.chunk, rs, cs));
+    const cudaEvent_t done = rs.marks[1 + last0 + k];
+    SE_CUDA("cudaEventRecord", cudaEventRecord(done, cs));
+    if (tp.comm && tp.overlap) SE_TRY(reduce(k, done));
+  }
+  if (tp.comm && !tp.overlap)
+    for (int k = 0; k < tp.buckets; ++k)
+      SE_TRY(reduce(k, k == 0 ? rs.marks[last0 + tp.buckets] : nullptr));
+  return {};
+}
+
+void train_rank(Shared& sh, RankState& rs, const TrainPlan& tp) {
+  if (Status s = setup_rank(sh, rs, tp.chunk, tp.grad_floats, tp.comm); !s.ok()) {
+    sh.fail(rs.name() + ": " + s.text);
+    return;
+  }
+  if (Status s = rs.marks.create(rs.device, 1 + tp.compute_marks()); !s.ok()) {
+    sh.fail(rs.name() + ": " + s.text);
+    return;
+  }
+  if (tp.comm) {
+    Status s = rs.bstart.create(rs.device, static_cast<std::size_t>(tp.buckets));
+    if (s.ok()) s = rs.bend.create(rs.device, static_cast<std::size_t>(tp.buckets));
+    if (!s.ok()) {
+      sh.fail(rs.name() + ": " + s.text);
+      return;
+    }
+  }
+  ncclComm_t comm = tp.comm ? sh.comms[static_cast<std::size_t>(rs.rank)] : nullptr;
+  for (;;) {
+    Decision d;
+    if (!sh.barrier.arrive(&d) || !d.run) return;
+    const auto t0 = Clock::now();
+    int bucket = 0;
+    Track tracks[2];
+    tracks[0] = {rs.marks.data() + 1, tp.compute_marks(), 0};
+    if (tp.comm) tracks[1] = {rs.bend.data(), static_cast<std::size_t>(tp.buckets), 0};
+    Status s = enqueue_train_step(sh, rs, tp, &bucket);
+    const bool enqueued = s.ok();
+    if (enqueued) s = wait_tracks(sh, comm, tracks, tp.comm ? 2 : 1);
+    if (!s.ok()) {
+      const std::string label = step_label(d);
+      if (s.kind == Status::kError) {
+        // An error seen while waiting (NCCL's async error) is pinned on the first bucket
+        // not yet done; enqueue errors already name theirs.
+        const std::string at = enqueued && tp.comm && tracks[1].done < tracks[1].count
+                                   ? strf("bucket %zu: ", tracks[1].done)
+                                   : std::string();
+        sh.fail(rs.name() + ": " + label + ": " + at + s.text);
+        return;
+      }
+      Stall st;
+      st.timed_out = s.kind == Status::kTimeout;
+      if (!enqueued) {
+        // Stuck while queueing (a collective that stayed ncclInProgress): least progress.
+        st.where = strf("the all-reduce of bucket %d in %s (still being queued)", bucket,
+                        label.c_str());
+        st.progress = -1;
+      } else {
+        const bool compute_busy = tracks[0].done < tracks[0].count;
+        if (tp.comm) {
+          st.where = strf("the all-reduce of bucket %zu in %s", tracks[1].done, label.c_str());
+          if (compute_busy) st.where += " (its compute had not finished either)";
+        } else {
+          st.where = "the compute of " + label;
+        }
+        st.progress = static_cast<long long>(tracks[0].done + tracks[1].done);
+        if (!st.timed_out && !compute_busy && (!tp.comm || tracks[1].done == tracks[1].count))
+          return;  // idle when stopped: nothing to report
+      }
+      rs.stall = st;
+      if (st.timed_out) sh.halt();
+      return;
+    }
+    const auto t1 = Clock::now();
+    if (!d.timed) continue;
+    StepRecord r;
+    r.arrival = r.start = t0;
+    r.end = t1;
+    Status e = elapsed_ms(rs.marks[0], rs.marks[tp.compute_marks()], &r.compute_ms);
+    for (int k = 0; e.ok() && tp.comm && k < tp.buckets; ++k) {
+      double ms = 0;
+      e = elapsed_ms(rs.bstart[k], rs.bend[k], &ms);
+      r.comm_ms += ms;
+    }
+    if (!e.ok()) {
+      sh.fail(rs.name() + ": " + step_label(d) + ": " + e.text);
+      return;
+    }
+    rs.records.push_back(r);
+  }
+}
+
+// ------------------------------------------------------------------------------ infer
+
+struct InferPlan {
+  int layers = 1;
+  int tokens = 1;
+  bool comm = false;
+  GemmPlan layer;               // one layer's GEMMs on one GPU
+  std::size_t act_floats = 0;
+  double flops_per_request = 0;  // actual, per GPU
+  std::size_t phases() const { return static_cast<std::size_t>(layers) * tokens; }
+  // events: [0] start, then per (token, layer) i: [1+2i] after the GEMM, [2+2i] after the
+  // all-reduce (recorded even with no all-reduce, so the layout never changes).
+  std::size_t events() const { return 1 + 2 * phases(); }
+};
+
+Status enqueue_request(Shared& sh, RankState& rs, const InferPlan& ip) {
+  const cudaStream_t s = rs.compute.get();
+  SE_CUDA("cudaEventRecord", cudaEventRecord(rs.marks[0], s));
+  for (std::size_t i = 0; i < ip.phases(); ++i) {
+    SE_TRY(run_gemms(ip.layer, rs, s));
+    SE_CUDA("cudaEventRecord", cudaEventRecord(rs.marks[1 + 2 * i], s));
+    if (ip.comm) SE_TRY(all_reduce(sh, rs.rank, rs.data.get(), ip.act_floats, s));
+    SE_CUDA("cudaEventRecord", cudaEventRecord(rs.marks[2 + 2 * i], s));
+  }
+  return {};
+}
+
+std::string infer_where(const InferPlan& ip, std::size_t first_pending, const std::string& req) {
+  if (first_pending == 0) return "the start of " + req;
+  const std::size_t phase = (first_pending - 1) / 2;
+  const int token = static_cast<int>(phase / static_cast<std::size_t>(ip.layers));
+  const int layer = static_cast<int>(phase % static_cast<std::size_t>(ip.layers));
+  const bool gemm = (first_pending - 1) % 2 == 0;
+  return strf("the %s of layer %d of token %d in %s", gemm ? "compute" : "all-reduce", layer,
+              token, req.c_str());
+}
+
+// Sleeps until `t` in short slices, so a failed rank stops a long wait between arrivals.
+bool sleep_until(Shared& sh, Clock::time_point t) {
+  for (;;) {
+    if (sh.stop) return false;
+    const auto now = Clock::now();
+    if (now >= t) return true;
+    std::this_thread::sleep_for(std::min<Clock::duration>(t - now, std::chrono::milliseconds(10)));
+  }
+}
+
+void infer_rank(Shared& sh, RankState& rs, const InferPlan& ip) {
+  if (Status s = setup_rank(sh, rs, ip.layer, ip.comm ? ip.act_floats : 0, false); !s.ok()) {
+    sh.fail(rs.name() + ": " + s.text);
+    return;
+  }
+  if (Status s = rs.marks.create(rs.device, ip.events()); !s.ok()) {
+    sh.fail(rs.name() + ": " + s.text);
+    return;
+  }
+  const double rate = sh.cfg.request_rate_hz;
+  ncclComm_t comm = ip.comm ? sh.comms[static_cast<std::size_t>(rs.rank)] : nullptr;
+  for (;;) {
+    Decision d;
+    if (!sh.barrier.arrive(&d) || !d.run) return;
+    const std::string label = d.timed ? strf("request %d", d.index)
+                                      : strf("warm-up request %d", d.index);
+    // Fixed arrivals (timed requests only): request q arrives at epoch + q / rate. A request
+    // that arrives while the previous one still runs waits; its latency includes the wait.
+    Clock::time_point arrival{};
+    const bool paced = d.timed && rate > 0;
+    if (paced) {
+      arrival = d.epoch + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(d.index / rate));
+      if (!sleep_until(sh, arrival)) return;
+    }
+    const auto t0 = Clock::now();
+    if (!paced) arrival = t0;
+    Track track{rs.marks.data(), ip.events(), 0};
+    Status s = enqueue_request(sh, rs, ip);
+    const bool enqueued = s.ok();
+    if (enqueued) s = wait_tracks(sh, comm, &track, 1);
+    if (!s.ok()) {
+      if (s.kind == Status::kError) {
+        sh.fail(rs.name() + ": " + label + ": " + s.text);
+        return;
+      }
+      Stall st;
+      st.timed_out = s.kind == Status::kTimeout;
+      if (!enqueued) {
+        st.where = "an all-reduce of " + label + " (still being queued)";
+        st.progress = -1;
+      } else {
+        st.where = infer_where(ip, track.done, label);
+        st.progress = static_cast<long long>(track.done);
+      }
+      rs.stall = st;
+      if (st.timed_out) sh.halt();
+      return;
+    }
+    const auto t1 = Clock::now();
+    if (!d.timed) continue;
+    StepRecord r;
+    r.arrival = arrival;
+    r.start = t0;
+    r.end = t1;
+    Status e;
+    for (std::size_t i = 0; e.ok() && i < ip.phases(); ++i) {
+      double g = 0, c = 0;
+      e = elapsed_ms(rs.marks[2 * i], rs.marks[1 + 2 * i], &g);
+      if (e.ok()) e = elapsed_ms(rs.marks[1 + 2 * i], rs.marks[2 + 2 * i], &c);
+      r.compute_ms += g;
+      r.comm_ms += c;
+    }
+    if (!e.ok()) {
+      sh.fail(rs.name() + ": " + label + ": " + e.text);
+      return;
+    }
+    rs.records.push_back(r);
+  }
+}
+
+// ------------------------------------------------------------------------------ NCCL
+
+// One communicator per device, rank i = devices[i], created from this (the main) thread
+// in one group like nccl_bench.cc. Destruction aborts whatever is open.
+class Communicators {
+ public:
+  Communicators(const NcclLib* lib, std::vector<int> devices, std::chrono::milliseconds timeout)
+      : lib_(lib), devices_(std::move(devices)), timeout_(timeout) {}
+  Communicators(const Communicators&) = delete;
+  Communicators& operator=(const Communicators&) = delete;
+  ~Communicators() { abort(); }
+
+  const std::vector<ncclComm_t>& handles() const { return handles_; }
+  bool nonblocking() const { return nonblocking_; }
+
+  // Empty on success, else the error text.
+  std::string init() {
+    const int n = static_cast<int>(devices_.size());
+    handles_.assign(devices_.size(), nullptr);
+    nonblocking_ = lib_->nonblocking();
+    if (!nonblocking_) {
+      // NCCL < 2.14: blocking init, no deadline possible; failed handles are not trusted.
+      const ncclResult_t r = lib_->comm_init_all(handles_.data(), n, devices_.data());
+      if (r != ncclSuccess) {
+        handles_.assign(devices_.size(), nullptr);
+        return "ncclCommInitAll: " + lib_->text(r);
+      }
+      return {};
+    }
+    ncclUniqueId id{};
+    if (ncclResult_t r = lib_->get_unique_id(&id); r != ncclSuccess)
+      return "ncclGetUniqueId: " + lib_->text(r);
+    gpuvet_ncclConfig_v21400 config{sizeof(gpuvet_ncclConfig_v21400), GPUVET_NCCL_CONFIG_MAGIC,
+                                    GPUVET_NCCL_CONFIG_VERSION, /*blocking=*/0,
+                                    GPUVET_NCCL_CONFIG_UNDEF_INT};
+    if (ncclResult_t r = lib_->group_start(); r != ncclSuccess)
+      return "ncclGroupStart: " + lib_->text(r);
+    std::string first;
+    for (int rank = 0; rank < n; ++rank) {
+      if (cudaError_t e = cudaSetDevice(devices_[rank]); e != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (first.empty()) first = strf("cudaSetDevice(%d): %s", devices_[rank], cuda_text(e).c_str());
+        continue;
+      }
+      const ncclResult_t r = lib_->comm_init_rank_config(&handles_[rank], n, id, rank, &config);
+      if (r != ncclSuccess && r != ncclInProgress && first.empty())
+        first = strf("ncclCommInitRankConfig: rank %d (GPU %d): ", rank, devices_[rank]) +
+                lib_->text(r);
+    }
+    const ncclResult_t end = lib_->group_end();  // always paired with the start
+    if (!first.empty()) return first;
+    if (end != ncclSuccess && end != ncclInProgress)
+      return "ncclGroupEnd (communicator init): " + lib_->text(end);
+    return settle("communicator init");
+  }
+
+  // Finalize (polled) and destroy; on any failure everything is aborted. Empty on success.
+  std::string close() {
+    std::string err;
+    if (nonblocking_) {
+      for (std::size_t r = 0; r < handles_.size() && err.empty(); ++r)
+        if (handles_[r])
+          if (ncclResult_t f = lib_->comm_finalize(handles_[r]);
+              f != ncclSuccess && f != ncclInProgress)
+            err = strf("ncclCommFinalize: rank %zu: ", r) + lib_->text(f, handles_[r]);
+      if (err.empty()) err = settle("ncclCommFinalize");
+    }
+    if (!err.empty()) {
+      abort();
+      return err;
+    }
+    for (std::size_t r = 0; r < handles_.size(); ++r) {
+      if (!handles_[r]) continue;
+      if (ncclResult_t d = lib_->comm_destroy(handles_[r]);
+          d != ncclSuccess && d != ncclInProgress && err.empty())
+        err = strf("ncclCommDestroy: rank %zu: ", r) + lib_->text(d);
+      handles_[r] = nullptr;
+    }
+    return err;
+  }
+
+  void abort() {
+    for (auto& h : handles_) {
+      if (h) (void)lib_->comm_abort(h);
+      h = nullptr;
+    }
+  }
+
+ private:
+  // Polls until no communicator is ncclInProgress, under the timeout.
+  std::string settle(const std::string& what) {
+    const auto deadline = Clock::now() + timeout_;
+    for (;;) {
+      int pending = -1;
+      for (std::size_t r = 0; r < handles_.size(); ++r) {
+        if (!handles_[r]) continue;
+        ncclResult_t async = ncclSuccess;
+        if (ncclResult_t q = lib_->comm_get_async_error(handles_[r], &async); q != ncclSuccess)
+          return strf("%s: rank %zu (GPU %d): ncclCommGetAsyncError: ", what.c_str(), r,
+                      devices_[r]) + lib_->text(q, handles_[r]);
+        if (async == ncclInProgress) {
+          if (pending < 0) pending = static_cast<int>(r);
+        } else if (async != ncclSuccess) {
+          return strf("%s: rank %zu (GPU %d): ", what.c_str(), r, devices_[r]) +
+                 lib_->text(async, handles_[r]);
+        }
+      }
+      if (pending < 0) return {};
+      if (Clock::now() >= deadline)
+        return strf("timeout after %s: rank %d (GPU %d) did not finish %s",
+                    seconds_text(timeout_).c_str(), pending, devices_[pending], what.c_str());
+      std::this_thread::sleep_for(kPoll);
+    }
+  }
+
+  const NcclLib* lib_;
+  std::vector<int> devices_;
+  std::chrono::milliseconds timeout_;
+  std::vector<ncclComm_t> handles_;
+  bool nonblocking_ = false;
+};
+
+// ------------------------------------------------------------------------------ the run
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0.0 : s / static_cast<double>(v.size());
+}
+
+// After a failure: abort every communicator (NCCL kernels see the flag and return), give the
+// streams a grace, and leak the buffers of ranks still busy. Returns the note, if any.
+std::string drain_after_failure(Communicators* comms,
+                                std::vector<std::unique_ptr<RankState>>& ranks) {
+  if (comms) comms->abort();
+  const auto deadline = Clock::now() + kDrainGrace;
+  std::string stuck;
+  for (auto& rs : ranks) {
+    bool busy = false;
+    bool broken = false;  // a stream in error: its work may never retire, so nothing is freed
+    (void)cudaSetDevice(rs->device);
+    for (;;) {
+      busy = false;
+      for (cudaStream_t s : {rs->compute.get(), rs->comm.get()}) {
+        if (!s) continue;
+        const cudaError_t e = cudaStreamQuery(s);
+        if (e == cudaErrorNotReady) {
+          busy = true;
+        } else if (e != cudaSuccess) {
+          (void)cudaGetLastError();
+          broken = true;
+        }
+      }
+      if (!busy || broken || Clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (busy || broken) {
+      rs->leak();
+      stuck += (stuck.empty() ? "" : ", ") + rs->name();
+    }
+  }
+  if (stuck.empty()) return {};
+  return "still busy after the abort, buffers left allocated: " + stuck;
+}
+
+// The error for a run that stopped on stalls: the rank with the least progress is named
+// (the others were waiting for it), the rest are listed.
+std::string stall_text(const std::vector<std::unique_ptr<RankState>>& ranks,
+                       std::chrono::milliseconds timeout) {
+  const RankState* named = nullptr;
+  bool any_timeout = false;
+  for (const auto& rs : ranks) {
+    if (!rs->stall) continue;
+    any_timeout = any_timeout || rs->stall->timed_out;
+    if (!named || rs->stall->progress < named->stall->progress) named = rs.get();
+  }
+  if (!named || !any_timeout) return "stopped without a reported cause";
+  std::string s = strf("timeout after %s: %s did not finish %s", seconds_text(timeout).c_str(),
+                       named->name().c_str(), named->stall->where.c_str());
+  std::string others;
+  for (const auto& rs : ranks)
+    if (rs->stall && rs.get() != named) others += (others.empty() ? "" : ", ") + rs->name();
+  if (!others.empty()) s += "; also pending: " + others;
+  return s;
+}
+
+// Throughput per interval for the sustained trace: each step's items are spread evenly over
+// its [start, end] span and summed per window, so a step across a window edge counts in both
+// parts. Times are seconds from `origin` (the run_config call, close to where the caller's
+// NVML sampler starts); a last window shorter than half an interval is dropped.
+void fill_trace(const std::vector<std::pair<double, double>>& spans, double items_per_step,
+                double interval, SustainedTrace* trace) {
+  if (spans.empty() || !trace) return;
+  if (!(interval > 0)) interval = 1.0;
+  const double t0 = spans.front().first;
+  const double t_end = spans.back().second;
+  std::size_t first = 0;  // spans ending before the window are skipped
+  for (int w = 0;; ++w) {
+    const double w0 = t0 + w * interval;
+    if (w0 >= t_end) break;
+    const double w1 = std::min(w0 + interval, t_end);
+    if (w > 0 && w1 - w0 < 0.5 * interval) break;
+    while (first < spans.size() && spans[first].second <= w0) ++first;
+    double items = 0;
+    for (std::size_t i = first; i < spans.size() && spans[i].first < w1; ++i) {
+      const auto [a, b] = spans[i];
+      if (b <= a) continue;
+      const double overlap = std::min(b, w1) - std::max(a, w0);
+      if (overlap > 0) items += items_per_step * overlap / (b - a);
+    }
+    trace->throughput.emplace_back(w1, items / (w1 - w0));
+  }
+}
+
+ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
+  const auto t_call = Clock::now();
+  ScaleResult res;
+  const ScalePreset& p = cfg.preset;
+  res.run.workload = p.workload;
+  res.run.preset = p.name;
+  const int n = static_cast<int>(cfg.devices.size());
+  res.run.gpus = n;
+  const bool train = p.workload == "train";
+  auto fail = [&](std::string e) {
+    res.error = std::move(e);
+    return res;
+  };
+
+  // ---- validation
+  if (!train && p.workload != "infer")
+    return fail("unknown workload '" + p.workload + "' (train or infer)");
+  if (n < 1) return fail("no GPU given");
+  if (!(p.flops > 0)) return fail("the preset has no FLOPs per step");
+  if (cfg.duration_s > 0 && !train) return fail("sustained mode runs train presets only");
+  if (cfg.duration_s <= 0 && cfg.steps < 1) return fail("at least one timed step is needed");
+  if (cfg.grad_accumulation < 1) return fail("grad_accumulation must be at least 1");
+  if (cfg.collective_timeout.count() <= 0) return fail("the collective timeout must be positive");
+  int count = 0;
+  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return fail("no usable CUDA device: " + cuda_text(e));
+  }
+  for (int i = 0; i < n; ++i) {
+    const int d = cfg.devices[static_cast<std::size_t>(i)];
+    if (d < 0 || d >= count) return fail(strf("GPU %d does not exist (%d CUDA devices)", d, count));
+    for (int j = 0; j < i; ++j)
+      if (cfg.devices[static_cast<std::size_t>(j)] == d)
+        return fail(strf("GPU %d is listed twice", d));
+  }
+
+  // ---- plans
+  TrainPlan tp;
+  InferPlan ip;
+  std::size_t data_floats = 0;
+  GemmPlan gemm;
+  double target_flops = 0;  // what the preset asks per step (train) or request (infer), per GPU
+  if (train) {
+    tp.accumulation = cfg.grad_accumulation;
+    tp.overlap = cfg.overlap;
+    tp.grad_floats = p.grad_bytes / sizeof(float);
+    tp.comm = n >= 2 && tp.grad_floats > 0;
+    if (tp.grad_floats > 0) {
+      tp.bucket_floats = p.bucket_bytes >= sizeof(float) ? p.bucket_bytes / sizeof(float)
+                                                         : tp.grad_floats;
+      tp.bucket_floats = std::min(tp.bucket_floats, tp.grad_floats);
+      const std::size_t b = (tp.grad_floats + tp.bucket_floats - 1) / tp.bucket_floats;
+      if (b > static_cast<std::size_t>(kMaxBuckets))
+        return fail(strf("%zu gradient buckets (%.1f MiB of gradients in %.3g MiB buckets): at "
+                         "most %d; use larger buckets",
+                         b, static_cast<double>(p.grad_bytes) / kMiB,
+                         static_cast<double>(p.bucket_bytes) / kMiB, kMaxBuckets));
+      tp.buckets = static_cast<int>(b);
+    }
+    tp.chunk = plan_gemm(p.flops / tp.buckets);
+    tp.flops_per_step = tp.chunk.flops() * tp.buckets * tp.accumulation;
+    target_flops = p.flops * tp.accumulation;
+    data_floats = tp.grad_floats;
+    gemm = tp.chunk;
+  } else {
+    ip.layers = std::max(p.layers, 1);
+    ip.tokens = p.tokens_per_request;
+    if (ip.tokens < 1) return fail("the preset has no tokens per request");
+    if (ip.events() > kMaxInferEvents)
+      return fail(strf("%d tokens × %d layers per request: too many phases to time (at most %zu)",
+                       ip.tokens, ip.layers, (kMaxInferEvents - 1) / 2));
+    ip.act_floats = p.activation_bytes / sizeof(float);
+    ip.comm = n >= 2 && ip.act_floats > 0;
+    ip.layer = plan_gemm(p.flops / (static_cast<double>(ip.layers) * n));
+    ip.flops_per_request = ip.layer.flops() * static_cast<double>(ip.phases());
+    target_flops = p.flops / n * ip.tokens;
+    data_floats = ip.comm ? ip.act_floats : 0;
+    gemm = ip.layer;
+  }
+  const double actual_flops = train ? tp.flops_per_step : ip.flops_per_request;
+  const bool need_nccl = train ? tp.comm : ip.comm;
+
+  KeepCurrentDevice keep;
+
+  // ---- memory: GEMM A, B, C and the gradients/activations against 80 % of free memory
+  const double need = 3.0 * gemm.edge * static_cast<double>(gemm.edge) * sizeof(float) +
+                      static_cast<double>(data_floats) * sizeof(float);
+  for (int d : cfg.devices) {
+    std::size_t free_b = 0, total_b = 0;
+    cudaError_t e = cudaSetDevice(d);
+    if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return fail(strf("cudaMemGetInfo on GPU%d: %s", d, cuda_text(e).c_str()));
+    }
+    if (need > kMemoryShare * static_cast<double>(free_b))
+      return fail(strf("not enough free memory on GPU%d: needs %.1f GiB, %.1f GiB free", d,
+                       need / kGiB, static_cast<double>(free_b) / kGiB));
+  }
+
+  // ---- NCCL
+  const NcclLib* lib = nullptr;
+  if (need_nccl) {
+    std::string why;
+    lib = bench::nccl_library(cfg.nccl_library, &why);
+    if (!lib) return fail("NCCL unavailable: " + why);
+    res.notes.push_back(bench::nccl_keep_multicast_off());
+  }
+
+  // Declaration order is teardown order, reversed: communicators go (abort or close) before
+  // the ranks' streams and buffers.
+  Shared sh(cfg, n, Schedule(std::max(cfg.warmup_steps, 0), cfg.steps, cfg.duration_s));
+  std::vector<std::unique_ptr<RankState>> ranks;
+  for (int r = 0; r < n; ++r) {
+    auto rs = std::make_unique<RankState>();
+    rs->rank = r;
+    rs->device = cfg.devices[static_cast<std::size_t>(r)];
+    ranks.push_back(std::move(rs));
+  }
+  std::optional<Communicators> comms;
+  if (need_nccl) {
+    comms.emplace(lib, cfg.devices, cfg.collective_timeout);
+    if (std::string e = comms->init(); !e.empty()) {
+      comms->abort();
+      return fail(e);
+    }
+    sh.lib = lib;
+    sh.comms = comms->handles();
+    res.notes.push_back(strf("NCCL %s, %s communicators",
+                             bench::nccl_version_text(lib->version_code).c_str(),
+                             comms->nonblocking()
+                                 ? "nonblocking"
+                                 : "blocking (NCCL < 2.14: init and enqueue unbounded)"));
+  }
+
+  // ---- one thread per GPU
+  std::vector<std::thread> threads;
+  try {
+    for (auto& up : ranks) {
+      RankState* rs = up.get();
+      threads.emplace_back([&sh, rs, &tp, &ip, train] {
+        guarded(sh, *rs, [&] {
+          if (train)
+            train_rank(sh, *rs, tp);
+          else
+            infer_rank(sh, *rs, ip);
+        });
+      });
+    }
+  } catch (const std::exception& e) {
+    sh.fail(std::string("cannot start a thread per GPU: ") + e.what());
+  }
+  for (auto& t : threads) t.join();
+
+  bool failed = sh.stop.load();
+  for (const auto& rs : ranks) failed = failed || rs->stall.has_value();
+  if (failed) {
+    res.error = !sh.first_error.empty() ? sh.first_error : stall_text(ranks, cfg.collective_timeout);
+    if (std::string note = drain_after_failure(comms ? &*comms : nullptr, ranks); !note.empty())
+      res.notes.push_back(note);
+    return res;
+  }
+  if (comms)
+    if (std::string e = comms->close(); !e.empty())
+      res.notes.push_back("communicator teardown: " + e + " (aborted)");
+
+  // ---- aggregation (every rank ran the same steps; min guards against a mismatch)
+  std::size_t steps = ranks.front()->records.size();
+  for (const auto& rs : ranks) steps = std::min(steps, rs->records.size());
+  if (steps == 0) return fail("no step was timed");
+  std::vector<double> compute(steps), comm(steps), service(steps);
+  double compute_total = 0;
+  for (std::size_t s = 0; s < steps; ++s) {
+    double latency = 0;
+    for (const auto& rs : ranks) {
+      const StepRecord& r = rs->records[s];
+      latency = std::max(latency, ms_between(r.arrival, r.end));
+      service[s] = std::max(service[s], ms_between(r.start, r.end));
+      compute[s] += r.compute_ms / n;
+      comm[s] += r.comm_ms / n;
+      compute_total += r.compute_ms;
+    }
+    res.step_ms.push_back(latency);
+  }
+  res.mean_ms = mean(res.step_ms);
+  res.compute_ms = mean(compute);
+  res.comm_ms = need_nccl ? mean(comm) : 0.0;
+  // Exposed communication: the part of the step (train) or of the request's service time
+  // (infer) the GPU was not computing — all-reduce not hidden behind compute, waiting for the
+  // slowest rank, and host overhead. Zero where nothing is communicated.
+  const double service_ms = mean(service);
+  res.run.comm_share =
+      need_nccl && service_ms > 0 ? std::clamp(1.0 - *res.compute_ms / service_ms, 0.0, 1.0) : 0.0;
+  if (compute_total > 0)
+    res.achieved_tflops = actual_flops * static_cast<double>(steps) * n / (compute_total * 1e-3) / 1e12;
+
+  if (train) {
+    // Items: one batch per GPU per compute phase, so a step is N × grad_accumulation items.
+    const double items = static_cast<double>(n) * tp.accumulation;
+    if (*res.mean_ms > 0) res.run.throughput = items / (*res.mean_ms / 1000.0);
+    if (cfg.duration_s > 0 && trace) {
+      std::vector<std::pair<double, double>> spans;
+      for (std::size_t s = 0; s < steps; ++s) {
+        Clock::time_point a = ranks.front()->records[s].start, b = ranks.front()->records[s].end;
+        for (const auto& rs : ranks) {
+          a = std::min(a, rs->records[s].start);
+          b = std::max(b, rs->records[s].end);
+        }
+        spans.emplace_back(std::chrono::duration<double>(a - t_call).count(),
+                           std::chrono::duration<double>(b - t_call).count());
+      }
+      trace->preset = p.name;
+      trace->gpus = n;
+      trace->throughput.clear();
+      fill_trace(spans, items, cfg.sample_interval_s, trace);
+      res.notes.push_back(strf("sustained: %zu steps in %.1f s, throughput per %g s window",
+                               steps, spans.back().second - spans.front().first,
+                               cfg.sample_interval_s));
+    }
+    res.notes.push_back(strf(
+        "train: per GPU per step %d compute phase%s of %d chunk%s, each %s; %s", tp.accumulation,
+        tp.accumulation == 1 ? "" : "s", tp.buckets, tp.buckets == 1 ? "" : "s",
+        plan_text(tp.chunk).c_str(),
+        tp.comm ? strf("%d bucket%s of %.1f MiB float32 gradients all-reduced in place on a "
+                       "second stream, %s",
+                       tp.buckets, tp.buckets == 1 ? "" : "s",
+                       static_cast<double>(tp.bucket_floats * sizeof(float)) / kMiB,
+                       tp.overlap ? "bucket k overlapping chunk k+1" : "after the last chunk")
+                      .c_str()
+                : (n == 1 ? "1 GPU: nothing to all-reduce (comm 0)" : "no gradients to reduce")));
+    res.notes.push_back(
+        "throughput = GPUs × grad_accumulation / mean step time (one batch per GPU per compute "
+        "phase); step = slowest GPU's wall time from a common start to both streams idle");
+  } else {
+    Clock::time_point first = ranks.front()->records.front().arrival;
+    Clock::time_point last = ranks.front()->records[steps - 1].end;
+    for (const auto& rs : ranks) {
+      first = std::min(first, rs->records.front().arrival);
+      last = std::max(last, rs->records[steps - 1].end);
+    }
+    const double total_s = std::chrono::duration<double>(last - first).count();
+    if (total_s > 0) res.run.throughput = static_cast<double>(steps) / total_s;
+    res.notes.push_back(strf(
+        "infer: %d tokens × %d layers per request; per layer and GPU %s, then %s", ip.tokens,
+        ip.layers, plan_text(ip.layer).c_str(),
+        ip.comm ? strf("an all-reduce of %zu B on the same stream (critical path)",
+                       ip.act_floats * sizeof(float))
+                      .c_str()
+                : (n == 1 ? "no all-reduce (1 GPU)" : "no all-reduce (no activations)")));
+    res.notes.push_back(
+        cfg.request_rate_hz > 0
+            ? strf("requests arrive every %.3g ms; latency = arrival to last token on every "
+                   "GPU (queueing included); throughput = requests / (first arrival to last "
+                   "completion)",
+                   1000.0 / cfg.request_rate_hz)
+            : std::string("requests back to back; latency = start to last token on every GPU; "
+                          "throughput = requests / (first start to last completion)"));
+  }
+  res.notes.push_back(
+      "comm share = exposed communication: 1 − compute / step (events on the compute stream, "
+      "mean over GPUs); compute TFLOP/s = GEMM FLOPs / compute time, per GPU");
+  if (std::abs(actual_flops - target_flops) > 0.01 * target_flops)
+    res.notes.push_back(strf("GEMM work per %s is %.4g GFLOP per GPU, the preset asks %.4g "
+                             "(whole GEMM tiles)",
+                             train ? "step" : "request", actual_flops / 1e9, target_flops / 1e9));
+  return res;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------ public
+
+std::optional<double> measure_peak_tflops(int device, std::string* error) {
+  auto fail = [&](const std::string& e) -> std::optional<double> {
+    if (error) *error = e;
+    return std::nullopt;
+  };
+  try {
+    int count = 0;
+    if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return fail("no usable CUDA device: " + cuda_text(e));
+    }
+    if (device < 0 || device >= count)
+      return fail(strf("GPU %d does not exist (%d CUDA devices)", device, count));
+    KeepCurrentDevice keep;
+    int sms = 0;
+    Stream stream;
+    Events ev;
+    DeviceMem out;
+    Status s = cuda_status("cudaSetDevice", cudaSetDevice(device));
+    if (s.ok())
+      s = cuda_status("cudaDeviceGetAttribute",
+                      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int blocks = std::max(sms, 1) * kPeakBlocksPerSm;
+    const double threads = static_cast<double>(blocks) * kPeakThreads;
+    if (s.ok()) s = stream.create(device);
+    if (s.ok()) s = ev.create(device, 2);
+    if (s.ok())
+      s = out.allocate(device, static_cast<std::size_t>(blocks) * kPeakThreads, "FMA output");
+    if (!s.ok()) return fail(strf("GPU %d: %s", device, s.text.c_str()));
+
+    // One launch of `trips`, timed with events and polled (60 s: far above any calibrated run).
+    auto timed = [&](int trips, double* ms) -> Status {
+      (void)cudaGetLastError();
+      SE_CUDA("cudaEventRecord", cudaEventRecord(ev[0], stream.get()));
+      fma_peak_kernel<<<blocks, kPeakThreads, 0, stream.get()>>>(out.get(), trips, 0.999f, 0.001f);
+      SE_CUDA("FMA kernel launch", cudaGetLastError());
+      SE_CUDA("cudaEventRecord", cudaEventRecord(ev[1], stream.get()));
+      SE_TRY(poll_event(ev[1], Clock::now() + std::chrono::seconds(60)));
+      return elapsed_ms(ev[0], ev[1], ms);
+    };
+    auto failed = [&](const Status& st) {
+      if (st.kind == Status::kTimeout) {
+        out.leak();
+        return fail(strf("GPU %d: the FMA kernel did not finish within 60 s", device));
+      }
+      return fail(strf("GPU %d: %s", device, st.text.c_str()));
+    };
+    // Warm-up (clocks up, module loaded), then ≈100 ms per timed launch, best of three.
+    int trips = 2048;
+    double ms = 0;
+    if (Status st = timed(trips, &ms); !st.ok()) return failed(st);
+    if (ms > 0) trips = static_cast<int>(std::clamp(trips * 100.0 / ms, 256.0, 1e7));
+    double best = 0;
+    for (int i = 0; i < 3; ++i) {
+      if (Status st = timed(trips, &ms); !st.ok()) return failed(st);
+      if (ms > 0) {
+        const double flops = 2.0 * threads * trips * kPeakUnroll * kPeakChains;
+        best = std::max(best, flops / (ms * 1e-3) / 1e12);
+      }
+    }
+    if (!(best > 0)) return fail(strf("GPU %d: no time measured", device));
+    return best;
+  } catch (const std::bad_alloc&) {
+    return fail("out of host memory");
+  } catch (const std::exception& e) {
+    return fail(std::string("unexpected failure: ") + e.what());
+  } catch (...) {
+    return fail("unexpected failure");
+  }
+}
+
+ScaleResult run_config(const EngineConfig& config, SustainedTrace* trace) {
+  auto failed = [&](std::string why) {
+    ScaleResult r;
+    r.run.workload = config.preset.workload;
+    r.run.preset = config.preset.name;
+    r.run.gpus = static_cast<int>(config.devices.size());
+    r.error = std::move(why);
+    return r;
+  };
+  try {
+    return run_config_impl(config, trace);
+  } catch (const std::bad_alloc&) {
+    return failed("out of host memory");
+  } catch (const std::exception& e) {
+    return failed(std::string("unexpected failure: ") + e.what());
+  } catch (...) {
+    return failed("unexpected failure");
+  }
+}
+
+}  // namespace gpuvet::scale

@@ -1,0 +1,242 @@
+// GPU-only check (ctest label "gpu"): the scaling engine on the real GPUs of this node. The
+// FMA peak is plausible, a small training step and a small decode request run on one GPU with
+// sane times and a GEMM rate below the peak, the memory check refuses an impossible config,
+// the sustained mode fills its trace, and with two GPUs (and NCCL) the all-reduce shows up
+// as communication time. Prints what it measured so a run can be recorded.
+#include "scale/scale_engine.h"
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "bench/nccl_bench.h"
+
+namespace gpuvet::scale {
+namespace {
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+int device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+// Measured once for the whole suite (≈0.5 s).
+double peak_tflops() {
+  static const double peak = [] {
+    std::string error;
+    const auto p = measure_peak_tflops(0, &error);
+    if (!p) std::printf("peak not measured: %s\n", error.c_str());
+    return p.value_or(0.0);
+  }();
+  return peak;
+}
+
+ScalePreset small_train() {
+  ScalePreset p;
+  p.name = "test-train";
+  p.workload = "train";
+  p.flops = 4 * 2.0 * 2048.0 * 2048.0 * 2048.0;  // ≈69 GFLOP per step
+  p.grad_bytes = 64 * kMiB;
+  p.bucket_bytes = 16 * kMiB;  // 4 buckets, 4 compute chunks
+  return p;
+}
+
+ScalePreset small_infer() {
+  ScalePreset p;
+  p.name = "test-infer";
+  p.workload = "infer";
+  p.flops = 4 * 2.0 * 512.0 * 512.0 * 512.0;  // per token, all layers
+  p.layers = 4;
+  p.activation_bytes = 64 * 1024;
+  p.tokens_per_request = 8;
+  return p;
+}
+
+EngineConfig config(const ScalePreset& p, int gpus) {
+  EngineConfig c;
+  c.preset = p;
+  for (int i = 0; i < gpus; ++i) c.devices.push_back(i);
+  c.warmup_steps = 2;
+  c.steps = 10;
+  return c;
+}
+
+void print(const ScaleResult& r) {
+  std::printf(
+      "%s on %d GPU(s): mean %.3f ms, compute %.3f ms, comm %.3f ms, comm share %.3f, "
+      "throughput %.2f/s, %.2f TFLOP/s%s%s\n",
+      r.run.preset.c_str(), r.run.gpus, r.mean_ms.value_or(-1), r.compute_ms.value_or(-1),
+      r.comm_ms.value_or(-1), r.run.comm_share.value_or(-1), r.run.throughput.value_or(-1),
+      r.achieved_tflops.value_or(-1), r.error ? "  ERROR: " : "", r.error ? r.error->c_str() : "");
+  for (const auto& n : r.notes) std::printf("  note: %s\n", n.c_str());
+}
+
+class ScaleEngineGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    gpus_ = device_count();
+    if (gpus_ < 1) GTEST_SKIP() << "no CUDA device";
+  }
+  int gpus_ = 0;
+};
+
+TEST_F(ScaleEngineGpu, PeakIsPlausible) {
+  const double peak = peak_tflops();
+  std::printf("FMA peak of GPU0: %.1f TFLOP/s\n", peak);
+  EXPECT_GT(peak, 10.0);
+  EXPECT_LT(peak, 1000.0);
+  std::string error;
+  EXPECT_FALSE(measure_peak_tflops(gpus_, &error));
+  EXPECT_NE(error.find("does not exist"), std::string::npos) << error;
+}
+
+TEST_F(ScaleEngineGpu, TrainOnOneGpu) {
+  const ScaleResult r = run_config(config(small_train(), 1), nullptr);
+  print(r);
+  ASSERT_FALSE(r.error) << *r.error;
+  EXPECT_EQ(r.run.workload, "train");
+  EXPECT_EQ(r.run.gpus, 1);
+  ASSERT_EQ(r.step_ms.size(), 10u);
+  for (double ms : r.step_ms) EXPECT_GT(ms, 0);
+  ASSERT_TRUE(r.mean_ms && r.compute_ms && r.comm_ms && r.achieved_tflops);
+  EXPECT_GT(*r.compute_ms, 0);
+  EXPECT_LE(*r.compute_ms, *r.mean_ms * 1.05);  // compute is inside the step
+  EXPECT_EQ(*r.comm_ms, 0);                     // nothing to all-reduce on one GPU
+  ASSERT_TRUE(r.run.comm_share);
+  EXPECT_EQ(*r.run.comm_share, 0);
+  ASSERT_TRUE(r.run.throughput);
+  EXPECT_NEAR(*r.run.throughput, 1000.0 / *r.mean_ms, 1e-6 * *r.run.throughput);
+  EXPECT_GT(*r.achieved_tflops, 1.0);
+  if (peak_tflops() > 0) {
+    EXPECT_LT(*r.achieved_tflops, peak_tflops() * 1.2);
+  }
+}
+
+TEST_F(ScaleEngineGpu, TrainWithAccumulationWithoutOverlap) {
+  EngineConfig c = config(small_train(), 1);
+  c.grad_accumulation = 2;
+  c.overlap = false;
+  c.steps = 4;
+  const ScaleResult r = run_config(c, nullptr);
+  print(r);
+  ASSERT_FALSE(r.error) << *r.error;
+  ASSERT_EQ(r.step_ms.size(), 4u);
+  ASSERT_TRUE(r.run.throughput && r.mean_ms);
+  EXPECT_NEAR(*r.run.throughput, 2 * 1000.0 / *r.mean_ms, 1e-6 * *r.run.throughput);
+}
+
+TEST_F(ScaleEngineGpu, InferOnOneGpu) {
+  EngineConfig c = config(small_infer(), 1);
+  c.steps = 6;
+  const ScaleResult r = run_config(c, nullptr);
+  print(r);
+  ASSERT_FALSE(r.error) << *r.error;
+  EXPECT_EQ(r.run.workload, "infer");
+  ASSERT_EQ(r.step_ms.size(), 6u);
+  for (double ms : r.step_ms) EXPECT_GT(ms, 0);
+  ASSERT_TRUE(r.run.throughput && r.compute_ms && r.achieved_tflops);
+  EXPECT_GT(*r.run.throughput, 0);
+  EXPECT_GT(*r.compute_ms, 0);
+  EXPECT_GT(*r.achieved_tflops, 0);
+}
+
+TEST_F(ScaleEngineGpu, PacedRequestsQueueBehindSlowOnes) {
+  // Arrivals far faster than service: each request waits for the previous one, so latency
+  // grows along the run and the last is well above the first.
+  EngineConfig c = config(small_infer(), 1);
+  c.steps = 8;
+  c.request_rate_hz = 1e5;
+  const ScaleResult r = run_config(c, nullptr);
+  print(r);
+  ASSERT_FALSE(r.error) << *r.error;
+  ASSERT_EQ(r.step_ms.size(), 8u);
+  EXPECT_GT(r.step_ms.back(), r.step_ms.front() * 2);
+}
+
+TEST_F(ScaleEngineGpu, RefusesWhatDoesNotFit) {
+  ScalePreset p = small_train();
+  p.grad_bytes = std::size_t{1} << 50;  // 1 PiB of gradients
+  p.bucket_bytes = std::size_t{1} << 40;
+  const ScaleResult r = run_config(config(p, 1), nullptr);
+  ASSERT_TRUE(r.error);
+  EXPECT_NE(r.error->find("not enough free memory on GPU0"), std::string::npos) << *r.error;
+}
+
+TEST_F(ScaleEngineGpu, SustainedFillsTheTrace) {
+  EngineConfig c = config(small_train(), 1);
+  c.duration_s = 2.0;
+  c.sample_interval_s = 0.5;
+  SustainedTrace trace;
+  const ScaleResult r = run_config(c, &trace);
+  print(r);
+  ASSERT_FALSE(r.error) << *r.error;
+  EXPECT_EQ(trace.preset, "test-train");
+  EXPECT_EQ(trace.gpus, 1);
+  ASSERT_GE(trace.throughput.size(), 3u);
+  for (const auto& [t, v] : trace.throughput) {
+    EXPECT_GT(t, 0);
+    EXPECT_GT(v, 0);
+  }
+  EXPECT_GE(r.step_ms.size(), 2u);
+}
+
+TEST_F(ScaleEngineGpu, TrainOnTwoGpusCommunicates) {
+  if (gpus_ < 2) GTEST_SKIP() << "needs 2 GPUs";
+  const bench::NcclEnv env = bench::nccl_load("");
+  if (!env.ok) GTEST_SKIP() << "NCCL unavailable: " << env.error;
+  for (bool overlap : {true, false}) {
+    EngineConfig c = config(small_train(), 2);
+    c.overlap = overlap;
+    const ScaleResult r = run_config(c, nullptr);
+    print(r);
+    ASSERT_FALSE(r.error) << *r.error;
+    ASSERT_EQ(r.step_ms.size(), 10u);
+    ASSERT_TRUE(r.comm_ms && r.run.comm_share && r.run.throughput);
+    EXPECT_GT(*r.comm_ms, 0);
+    EXPECT_GE(*r.run.comm_share, 0);
+    EXPECT_LE(*r.run.comm_share, 1);
+    EXPECT_GT(*r.run.throughput, 0);
+  }
+}
+
+TEST_F(ScaleEngineGpu, InferOnTwoGpusCommunicates) {
+  if (gpus_ < 2) GTEST_SKIP() << "needs 2 GPUs";
+  const bench::NcclEnv env = bench::nccl_load("");
+  if (!env.ok) GTEST_SKIP() << "NCCL unavailable: " << env.error;
+  EngineConfig c = config(small_infer(), 2);
+  c.steps = 4;
+  const ScaleResult r = run_config(c, nullptr);
+  print(r);
+  ASSERT_FALSE(r.error) << *r.error;
+  ASSERT_EQ(r.step_ms.size(), 4u);
+  ASSERT_TRUE(r.comm_ms);
+  EXPECT_GT(*r.comm_ms, 0);
+}
+
+TEST_F(ScaleEngineGpu, TooShortADeadlineEndsInANamedTimeout) {
+  // A 1 ms deadline against a ≈69 GFLOP chunk of GEMMs: the first wait makes no progress in
+  // time, so the run stops with the stalled rank named instead of hanging.
+  ScalePreset p = small_train();
+  p.flops = 200 * 2.0 * 4096.0 * 4096.0 * 4096.0;  // one chunk of ≈27 TFLOP, ~1 s
+  p.grad_bytes = 4 * kMiB;
+  p.bucket_bytes = 4 * kMiB;
+  EngineConfig c = config(p, 1);
+  c.collective_timeout = std::chrono::milliseconds(50);
+  c.warmup_steps = 0;
+  c.steps = 1;
+  const ScaleResult r = run_config(c, nullptr);
+  print(r);
+  ASSERT_TRUE(r.error);
+  EXPECT_NE(r.error->find("timeout after 0.05 s: rank 0 (GPU 0) did not finish"), std::string::npos)
+      << *r.error;
+}
+
+}  // namespace
+}  // namespace gpuvet::scale

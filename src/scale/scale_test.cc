@@ -1,0 +1,159 @@
+// The CPU side of `gpuvet scale`: percentiles, the summary across configurations
+// (efficiency), presets, renderers, and the verdicts the rules give on recorded or
+// synthetic distributions.
+#include "gpuvet/scale.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "gpuvet/diagnose.h"
+
+namespace gpuvet {
+namespace {
+
+TEST(Scale, Percentiles) {
+  std::vector<double> v;
+  for (int i = 1; i <= 100; ++i) v.push_back(i);
+  EXPECT_DOUBLE_EQ(*percentile(v, 50), 50.5);
+  EXPECT_NEAR(*percentile(v, 99), 99.01, 1e-9);
+  EXPECT_DOUBLE_EQ(*percentile(v, 0), 1);
+  EXPECT_DOUBLE_EQ(*percentile(v, 100), 100);
+  EXPECT_FALSE(percentile({}, 50));
+  EXPECT_DOUBLE_EQ(*percentile({7}, 99), 7);
+}
+
+TEST(Scale, PresetsAreShapedLikeModels) {
+  ASSERT_NE(find_scale_preset("llm-7b-layer"), nullptr);
+  EXPECT_EQ(find_scale_preset("nope"), nullptr);
+  int train = 0, infer = 0;
+  for (const auto& p : scale_presets()) {
+    EXPECT_GT(p.flops, 1e9) << p.name;
+    if (p.workload == "train") {
+      ++train;
+      EXPECT_GT(p.grad_bytes, 0u) << p.name;
+      EXPECT_GT(p.bucket_bytes, 0u) << p.name;
+    } else {
+      ++infer;
+      EXPECT_GT(p.layers, 0) << p.name;
+      EXPECT_GT(p.tokens_per_request, 0) << p.name;
+    }
+  }
+  EXPECT_GE(train, 3);
+  EXPECT_GE(infer, 1);
+  // 6 × 201.3 M parameters × 2048 tokens.
+  EXPECT_NEAR(find_scale_preset("llm-7b-layer")->flops, 2.47e12, 0.01e12);
+}
+
+ScaleResult result(const char* workload, int gpus, double thr, std::vector<double> steps,
+                   double comm) {
+  ScaleResult r;
+  r.run.workload = workload;
+  r.run.preset = "p";
+  r.run.gpus = gpus;
+  r.run.throughput = thr;
+  r.run.comm_share = comm;
+  r.step_ms = std::move(steps);
+  return r;
+}
+
+std::vector<double> around(double base, double tail, int n = 100) {
+  std::vector<double> v(n, base);
+  v[n - 1] = tail;
+  v[n - 2] = tail;
+  return v;
+}
+
+Diagnosis judge(ScaleReport& report) {
+  summarise_scale(report);
+  Facts f;
+  for (const auto& r : report.results) f.scale_runs.push_back(r.run);
+  return diagnose(f);
+}
+
+const Finding* find(const Diagnosis& d, const std::string& id) {
+  for (const auto& f : d.findings)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+TEST(ScaleVerdict, NinetyFivePercentEfficientIsNoFinding) {
+  ScaleReport r;
+  r.results = {result("train", 1, 100, around(10, 11), 0.02),
+               result("train", 2, 190, around(10.5, 11.5), 0.05)};
+  const Diagnosis d = judge(r);
+  ASSERT_TRUE(r.results[1].efficiency);
+  EXPECT_NEAR(*r.results[1].efficiency, 0.95, 1e-9);
+  EXPECT_EQ(find(d, "scaling-inefficient"), nullptr);
+  EXPECT_EQ(find(d, "tail-latency-amplified"), nullptr);
+}
+
+TEST(ScaleVerdict, SixtyPercentWithCommShare45IsScalingInefficientComms) {
+  ScaleReport r;
+  r.results = {result("train", 1, 100, around(10, 11), 0.0),
+               result("train", 2, 120, around(16.7, 18), 0.45)};
+  const Diagnosis d = judge(r);
+  const Finding* f = find(d, "scaling-inefficient");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  ASSERT_TRUE(f->bottleneck);
+  EXPECT_EQ(*f->bottleneck, Bottleneck::kComms);
+  EXPECT_EQ(d.bottleneck, Bottleneck::kComms);
+  EXPECT_NE(f->evidence.find("0.60"), std::string::npos) << f->evidence;
+}
+
+TEST(ScaleVerdict, SixtyPercentWithLowCommShareIsCompute) {
+  ScaleReport r;
+  r.results = {result("train", 1, 100, around(10, 11), 0.0),
+               result("train", 2, 120, around(16.7, 18), 0.05)};
+  const Diagnosis d = judge(r);
+  const Finding* f = find(d, "scaling-inefficient");
+  ASSERT_NE(f, nullptr);
+  ASSERT_TRUE(f->bottleneck);
+  EXPECT_EQ(*f->bottleneck, Bottleneck::kCompute);
+}
+
+TEST(ScaleVerdict, P99RatioIsTailLatencyAmplified) {
+  ScaleReport r;
+  // Throughput up 1.7×, but the tail of the 2-GPU request latencies is 1.8× the 1-GPU one.
+  r.results = {result("infer", 1, 100, around(20, 21), 0.0),
+               result("infer", 2, 170, around(12, 38), 0.3)};
+  const Diagnosis d = judge(r);
+  EXPECT_NEAR(*r.results[1].run.p99_ms, 38, 0.5);
+  const Finding* f = find(d, "tail-latency-amplified");
+  ASSERT_NE(f, nullptr) << (d.findings.empty() ? "" : d.findings[0].id);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+}
+
+TEST(Scale, RenderAndJson) {
+  ScaleReport r;
+  r.ran = true;
+  r.peak_tflops = 61.2;
+  r.results = {result("train", 1, 100, around(10, 11), 0.0),
+               result("train", 2, 120, around(16.7, 18), 0.45)};
+  r.results[1].error.reset();
+  summarise_scale(r);
+  const std::string text = render_scale_text(r);
+  EXPECT_NE(text.find("0.60"), std::string::npos) << text;
+  EXPECT_NE(text.find("61.2"), std::string::npos) << text;
+  const auto j = nlohmann::json::parse(scale_to_json(r));
+  EXPECT_EQ(j["schema"], "gpuvet.scale/1");
+  EXPECT_EQ(j["results"][1]["gpus"], 2);
+  EXPECT_NEAR(j["results"][1]["efficiency"].get<double>(), 0.6, 1e-9);
+}
+
+TEST(Scale, NothingRunsWithoutAGpuAndSaysWhy) {
+  ScaleOptions o;
+  o.presets = {"cnn-small"};
+  const ScaleReport r = run_scale(Facts{}, o);
+  EXPECT_FALSE(r.ran);
+  EXPECT_TRUE(r.results.empty());
+  ASSERT_FALSE(r.notes.empty());
+  o.presets = {"no-such-preset"};
+  EXPECT_NE(run_scale(Facts{}, o).notes.front().find("unknown preset"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuvet
