@@ -295,6 +295,16 @@ TEST(ScenarioDiagnose, DriverNotLoadedIsGpuMissing) {
   expect_exactly(d, {{"gpu-missing", kCritical, ""}});
 }
 
+TEST(ScenarioDiagnose, HealthyNvlinkNodesAreQuiet) {
+  // HGX H100 8-GPU behind NVSwitch (every pair NV18) and HGX H100 4-GPU with direct NVLink:
+  // the multi-GPU topology and NVLink rules must stay quiet on healthy nodes.
+  for (const char* scenario : {"8gpu-nvlink-h100.json", "4gpu-nvlink-direct.json"}) {
+    const Diagnosis d = diagnose(collect_fixture("sysroot-2numa-4gpu", scenario));
+    expect_exactly(d, {});
+    EXPECT_EQ(diagnosis_exit_code(d), 0) << scenario << "\n" << dump(d);
+  }
+}
+
 TEST(ScenarioDiagnose, PcieDualSocketIdleIsQuiet) {
   // Two L40S on different sockets, idle at Gen1, CNS across the socket link: all by design.
   const Diagnosis d = diagnose(collect_fixture("sysroot-2numa-4gpu", "2gpu-pcie-sys.json"));
