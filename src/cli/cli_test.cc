@@ -162,6 +162,24 @@ TEST(CliDiagnose, ConfigOverridesAThreshold) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(CliDiagnose, APasteOnStandardInput) {
+  // `... | gpuvet diagnose --from -`: the runner has no stdin, so go through a shell.
+  auto r = make_process_runner()->run(
+      {"sh", "-c",
+       "cat '" + article("task-02.txt") + "' '" + article("task-07.txt") + "' | '" +
+           GPUVET_BINARY + "' diagnose --from -"},
+      std::chrono::seconds(30));
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(r.value().exit_code, 2) << r.value().out << r.value().err;
+  EXPECT_NE(r.value().out.find("gpu-unresponsive"), std::string::npos);
+  EXPECT_NE(r.value().out.find("pcie-link-degraded"), std::string::npos);
+  auto junk = make_process_runner()->run(
+      {"sh", "-c", std::string("echo hello | '") + GPUVET_BINARY + "' diagnose --from -"},
+      std::chrono::seconds(30));
+  ASSERT_TRUE(junk.is_ok());
+  EXPECT_EQ(junk.value().exit_code, 3);
+}
+
 TEST(CliDiagnose, FindingsDocIsGeneratedFromTheCatalog) {
   auto r = gpuvet({"findings", "--markdown"});
   EXPECT_EQ(r.exit_code, 0);

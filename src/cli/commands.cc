@@ -39,7 +39,7 @@ void add_live_options(CLI::App& app, LiveArgs& args) {
   app.add_option(
       "--from", args.from,
       "Read saved outputs (a file or a directory: nvidia-smi, topo, dmesg, numactl, NCCL logs, "
-      "gpuvet capture bundles, …) instead of this machine");
+      "gpuvet capture bundles, …) instead of this machine; diagnose: - reads a paste from stdin");
 }
 
 CollectOptions collect_options(const LiveArgs& args) {
