@@ -143,8 +143,8 @@ TEST(CliDiagnose, BadInputIsExit3WithAMessage) {
   auto junk = gpuvet({"diagnose", "--from", (dir / "notes.txt").string()});
   EXPECT_EQ(junk.exit_code, 3);
   EXPECT_NE(junk.err.find("supported"), std::string::npos) << junk.err;
-  auto config = gpuvet({"diagnose", "--from", article("task-02.txt"), "--config",
-                        (dir / "bad.toml").string()});
+  auto config = gpuvet(
+      {"diagnose", "--from", article("task-02.txt"), "--config", (dir / "bad.toml").string()});
   EXPECT_EQ(config.exit_code, 3);
   EXPECT_NE(config.err.find("busy_util_pc"), std::string::npos) << config.err;
   EXPECT_EQ(gpuvet({"diagnose", "--expect-gpus", "-1"}).exit_code, 3);
@@ -166,8 +166,8 @@ TEST(CliDiagnose, APasteOnStandardInput) {
   // `... | gpuvet diagnose --from -`: the runner has no stdin, so go through a shell.
   auto r = make_process_runner()->run(
       {"sh", "-c",
-       "cat '" + article("task-02.txt") + "' '" + article("task-07.txt") + "' | '" +
-           GPUVET_BINARY + "' diagnose --from -"},
+       "cat '" + article("task-02.txt") + "' '" + article("task-07.txt") + "' | '" + GPUVET_BINARY +
+           "' diagnose --from -"},
       std::chrono::seconds(30));
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(r.value().exit_code, 2) << r.value().out << r.value().err;
@@ -178,6 +178,14 @@ TEST(CliDiagnose, APasteOnStandardInput) {
       std::chrono::seconds(30));
   ASSERT_TRUE(junk.is_ok());
   EXPECT_EQ(junk.value().exit_code, 3);
+  auto facts = make_process_runner()->run(
+      {"sh", "-c",
+       "cat '" + article("task-13.txt") + "' | '" + GPUVET_BINARY + "' facts --from - --json"},
+      std::chrono::seconds(30));
+  ASSERT_TRUE(facts.is_ok());
+  EXPECT_EQ(facts.value().exit_code, 0) << facts.value().err;
+  EXPECT_NE(facts.value().out.find("\"used_bytes\": 25050480640"), std::string::npos)
+      << facts.value().out.substr(0, 400);
 }
 
 TEST(CliDiagnose, FindingsDocIsGeneratedFromTheCatalog) {

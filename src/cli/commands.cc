@@ -39,7 +39,7 @@ void add_live_options(CLI::App& app, LiveArgs& args) {
   app.add_option(
       "--from", args.from,
       "Read saved outputs (a file or a directory: nvidia-smi, topo, dmesg, numactl, NCCL logs, "
-      "gpuvet capture bundles, …) instead of this machine; diagnose: - reads a paste from stdin");
+      "gpuvet capture bundles, …) instead of this machine; - reads a paste on standard input");
 }
 
 CollectOptions collect_options(const LiveArgs& args) {
@@ -52,6 +52,19 @@ CollectOptions collect_options(const LiveArgs& args) {
   o.pressure_window = std::chrono::milliseconds(std::llround(args.sample_window_s * 1000.0));
   o.kernel_log = !args.no_kernel_log;
   return o;
+}
+
+Result<Facts> import_from(const std::string& path) {
+  if (path != "-") return capture::import_path(path);
+  // A paste on standard input (a ticket's text piped in), bounded like a file.
+  constexpr std::size_t kMaxStdin = std::size_t{256} << 20;
+  std::string text;
+  char buf[1 << 16];
+  while (std::cin.read(buf, sizeof buf) || std::cin.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(std::cin.gcount()));
+    if (text.size() > kMaxStdin) return Status::invalid_input("standard input larger than 256 MiB");
+  }
+  return capture::import_text(text, "stdin");
 }
 
 bool use_color(const LiveArgs& args) {
@@ -81,7 +94,7 @@ int facts_exit_code(const Collection& c, const CollectOptions& o) {
 
 // `facts --from PATH`: 3 when nothing could be read or recognised, else 0.
 Outcome facts_from(const std::string& path, bool json, const TextOptions& text) {
-  auto imported = capture::import_path(path);
+  auto imported = import_from(path);
   if (!imported.is_ok()) {
     std::cerr << "gpuvet: " << imported.status().message() << "\n";
     return {kExitUnusable, false};

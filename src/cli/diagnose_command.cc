@@ -53,27 +53,12 @@ std::function<Outcome()> setup_diagnose(CLI::App& app) {
     std::string command = "diagnose";
     if (!args->live.from.empty()) {
       command = "diagnose --from";
-      if (args->live.from == "-") {
-        // A paste on standard input (a ticket's text piped in), bounded like a file.
-        std::string text;
-        constexpr std::size_t kMaxStdin = std::size_t{256} << 20;
-        char buf[1 << 16];
-        while (std::cin.read(buf, sizeof buf) || std::cin.gcount() > 0) {
-          text.append(buf, static_cast<std::size_t>(std::cin.gcount()));
-          if (text.size() > kMaxStdin) {
-            std::cerr << "gpuvet: standard input larger than 256 MiB\n";
-            return {kExitUnusable, false};
-          }
-        }
-        facts = capture::import_text(text, "stdin");
-      } else {
-        auto imported = capture::import_path(args->live.from);
-        if (!imported.is_ok()) {
-          std::cerr << "gpuvet: " << imported.status().message() << "\n";
-          return {kExitUnusable, false};
-        }
-        facts = std::move(imported.value());
+      auto imported = import_from(args->live.from);
+      if (!imported.is_ok()) {
+        std::cerr << "gpuvet: " << imported.status().message() << "\n";
+        return {kExitUnusable, false};
       }
+      facts = std::move(imported.value());
       const bool recognised =
           std::any_of(facts.imported.begin(), facts.imported.end(),
                       [](const ImportedFile& f) { return f.format != "unrecognised"; });

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gpuvet/collect.h"
+#include "gpuvet/status.h"
 
 namespace gpuvet::cli {
 
@@ -30,5 +31,8 @@ CollectOptions collect_options(const LiveArgs& args);
 
 // Colour only on a TTY, never with --no-color or NO_COLOR.
 bool use_color(const LiveArgs& args);
+
+// --from PATH: a file or directory, or "-" for a paste on standard input (at most 256 MiB).
+Result<Facts> import_from(const std::string& path);
 
 }  // namespace gpuvet::cli
