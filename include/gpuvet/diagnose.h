@@ -159,7 +159,9 @@ struct Diagnosis {
 
 Diagnosis diagnose(const Facts& facts, const DiagnoseOptions& options = {});
 
-// 0 when the worst finding is ok/info, 1 warning, 2 critical.
+// The exit code a finding of this severity calls for: 0 ok/info, 1 warning, 2 critical.
+int severity_exit_code(Severity s);
+// severity_exit_code of the worst finding.
 int diagnosis_exit_code(const Diagnosis& d);
 
 }  // namespace gpuvet

@@ -297,15 +297,16 @@ struct NcclEvent {
 // A measured figure from a benchmark's own output (nccl-tests, nvbandwidth,
 // cuda-samples bandwidthTest / p2pBandwidthLatencyTest, gpuvet bench).
 struct Measurement {
-  std::string tool;    // "nccl-tests", "nvbandwidth", "bandwidthTest", "p2pBandwidthLatencyTest"
-  std::string test;    // "all_reduce_perf", "host_to_device_memcpy_ce", "bidirectional p2p enabled", …
+  std::string tool;  // "nccl-tests", "nvbandwidth", "bandwidthTest", "p2pBandwidthLatencyTest"
+  std::string
+      test;  // "all_reduce_perf", "host_to_device_memcpy_ce", "bidirectional p2p enabled", …
   std::optional<int> src_gpu;
   std::optional<int> dst_gpu;
   std::optional<std::uint64_t> size_bytes;
   std::optional<double> bandwidth_gbps;  // algbw for collectives, GB/s (1e9)
   std::optional<double> busbw_gbps;      // collectives only
   std::optional<double> latency_us;
-  std::optional<std::string> note;       // "out-of-place", "in-place", "#wrong 3", …
+  std::optional<std::string> note;  // "out-of-place", "in-place", "#wrong 3", …
 };
 
 // One point of a GPU time series (nvidia-smi dmon, --query-gpu -l, gpuvet's own sampling).

@@ -88,7 +88,7 @@ struct ScaleReport {
   double wall_ms = 0;
 };
 
-ScaleReport run_scale(const Facts& facts, const ScaleOptions& options);
+ScaleReport run_scale(const ScaleOptions& options);
 
 // Percentile (0..100) of a sample, linear interpolation; empty for an empty sample.
 std::optional<double> percentile(std::vector<double> values, double p);

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/registry.h"
 #include "cli/commands.h"
 #include "gpuvet/bench.h"
 #include "gpuvet/collect.h"
@@ -17,6 +18,11 @@
 namespace gpuvet::cli {
 
 namespace {
+
+// The findings the measurements themselves can raise; they decide the exit code.
+bool is_bench_finding(const std::string& id) {
+  return id == "h2d-bandwidth-low" || id == "p2p-bandwidth-low" || id == "nccl-error";
+}
 
 struct BenchArgs {
   bool json = false;
@@ -69,12 +75,12 @@ std::function<Outcome()> setup_bench(CLI::App& app) {
     options.collective_timeout =
         std::chrono::milliseconds(static_cast<long long>(args->collective_timeout_s * 1000));
     options.plant_corruption = args->plant_corruption;
-    for (const auto& k : options.only)
-      if (std::none_of(bench_catalog().begin(), bench_catalog().end(),
-                       [&](const BenchInfo& b) { return k == b.key; })) {
-        std::cerr << "gpuvet: unknown benchmark '" << k << "' (gpuvet bench --list)\n";
-        return {kExitUnusable, false};
-      }
+    // Unknown keys are refused before the node is probed (run_benchmarks would only note it).
+    std::vector<std::string> keys;
+    if (const Status s = bench::select(options, keys); !s.is_ok()) {
+      std::cerr << "gpuvet: " << s.message() << "\n";
+      return {kExitUnusable, false};
+    }
 
     // The topology, links and NUMA placement the expectations and host buffers need.
     CollectOptions co;
@@ -98,8 +104,7 @@ std::function<Outcome()> setup_bench(CLI::App& app) {
       std::cout << render_bench_text(report);
       bool header = false;
       for (const auto& f : d.findings) {
-        if (f.id != "h2d-bandwidth-low" && f.id != "p2p-bandwidth-low" && f.id != "nccl-error")
-          continue;
+        if (!is_bench_finding(f.id)) continue;
         if (!header) std::cout << "\nAgainst expectations\n";
         header = true;
         std::cout << "  " << severity_name(f.severity) << "  " << f.id << ": " << f.evidence
@@ -115,10 +120,7 @@ std::function<Outcome()> setup_bench(CLI::App& app) {
     }
     int code = kExitOk;
     for (const auto& f : d.findings)
-      if (f.id == "h2d-bandwidth-low" || f.id == "p2p-bandwidth-low" || f.id == "nccl-error")
-        code = std::max(code, f.severity == Severity::kCritical  ? int{kExitCritical}
-                              : f.severity == Severity::kWarning ? int{kExitWarning}
-                                                                 : int{kExitOk});
+      if (is_bench_finding(f.id)) code = std::max(code, severity_exit_code(f.severity));
     for (const auto& m : report.results) {
       if (m.error) code = std::max(code, int{kExitWarning});
       for (const auto& row : m.cells)

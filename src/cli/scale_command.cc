@@ -79,8 +79,7 @@ std::function<Outcome()> setup_scale(CLI::App& app) {
     options.collective_timeout =
         std::chrono::milliseconds(static_cast<long long>(*timeout_s * 1000));
     options.progress = ::isatty(STDERR_FILENO) && !*json;
-    const Facts none;
-    ScaleReport report = run_scale(none, options);
+    ScaleReport report = run_scale(options);
     Facts judged;
     for (const auto& r : report.results)
       if (!r.error) judged.scale_runs.push_back(r.run);
@@ -107,10 +106,7 @@ std::function<Outcome()> setup_scale(CLI::App& app) {
     }
     int code = kExitOk;
     for (const auto& f : d.findings)
-      if (is_scale_finding(f.id))
-        code = std::max(code, f.severity == Severity::kCritical  ? int{kExitCritical}
-                              : f.severity == Severity::kWarning ? int{kExitWarning}
-                                                                 : int{kExitOk});
+      if (is_scale_finding(f.id)) code = std::max(code, severity_exit_code(f.severity));
     for (const auto& r : report.results)
       if (r.error) code = std::max(code, int{kExitWarning});
     return {code, false};

@@ -161,8 +161,10 @@ Diagnosis diagnose(const Facts& facts, const DiagnoseOptions& options) {
   return d;
 }
 
-int diagnosis_exit_code(const Diagnosis& d) {
-  switch (d.worst) {
+int diagnosis_exit_code(const Diagnosis& d) { return severity_exit_code(d.worst); }
+
+int severity_exit_code(Severity s) {
+  switch (s) {
     case Severity::kCritical:
       return 2;
     case Severity::kWarning:

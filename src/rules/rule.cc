@@ -77,10 +77,9 @@ bool has_process(const Facts& f, int gpu) {
 
 }  // namespace
 
-bool is_busy(const Facts& f, const GpuFacts& g, const Thresholds& t) {
+bool is_busy(const Facts&, const GpuFacts& g, const Thresholds& t) {
   if (g.utilization.gpu_pct) return *g.utilization.gpu_pct >= t.busy_util_pct;
   if (const auto pf = power_fraction(g)) return *pf >= t.busy_power_fraction;
-  (void)f;
   return false;
 }
 

@@ -58,7 +58,7 @@ std::optional<double> power_fraction(const GpuFacts& g);
 std::optional<double> memory_fraction(const GpuFacts& g);
 
 // Busy: utilisation at or above busy_util_pct, or (utilisation unknown) drawing at least
-// busy_power_fraction of the limit, or a compute process on it with the clocks up.
+// busy_power_fraction of the limit.
 bool is_busy(const Facts& f, const GpuFacts& g, const Thresholds& t);
 // Idle: utilisation at or under idle_util_pct (or the only clock-event reason is "idle")
 // and no compute process on it. Unknown is neither busy nor idle.

@@ -156,7 +156,7 @@ class NvmlSampler {
 }  // namespace
 #endif
 
-ScaleReport run_scale(const Facts& facts, const ScaleOptions& options) {
+ScaleReport run_scale(const ScaleOptions& options) {
   ScaleReport report;
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<const ScalePreset*> presets;
@@ -173,7 +173,6 @@ ScaleReport run_scale(const Facts& facts, const ScaleOptions& options) {
     }
   }
 #if !GPUVET_HAVE_CUDA
-  (void)facts;
   report.notes.push_back(
       "this gpuvet was built without CUDA (configure with -DGPUVET_CUDA=ON, or use "
       "scripts/build-portable): the scaling test cannot run");
@@ -187,7 +186,6 @@ ScaleReport run_scale(const Facts& facts, const ScaleOptions& options) {
                                 : "no GPU"));
     return report;
   }
-  (void)facts;
   report.ran = true;
   std::vector<int> counts = options.gpu_counts;
   if (counts.empty()) {

@@ -147,12 +147,12 @@ TEST(Scale, RenderAndJson) {
 TEST(Scale, NothingRunsWithoutAGpuAndSaysWhy) {
   ScaleOptions o;
   o.presets = {"cnn-small"};
-  const ScaleReport r = run_scale(Facts{}, o);
+  const ScaleReport r = run_scale(o);
   EXPECT_FALSE(r.ran);
   EXPECT_TRUE(r.results.empty());
   ASSERT_FALSE(r.notes.empty());
   o.presets = {"no-such-preset"};
-  EXPECT_NE(run_scale(Facts{}, o).notes.front().find("unknown preset"), std::string::npos);
+  EXPECT_NE(run_scale(o).notes.front().find("unknown preset"), std::string::npos);
 }
 
 }  // namespace
