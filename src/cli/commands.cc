@@ -67,6 +67,11 @@ Result<Facts> import_from(const std::string& path) {
   return capture::import_text(text, "stdin");
 }
 
+bool any_recognised(const Facts& facts) {
+  return std::any_of(facts.imported.begin(), facts.imported.end(),
+                     [](const ImportedFile& f) { return f.format != "unrecognised"; });
+}
+
 bool use_color(const LiveArgs& args) {
   return !args.no_color && ::isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
 }
@@ -100,9 +105,7 @@ Outcome facts_from(const std::string& path, bool json, const TextOptions& text) 
     return {kExitUnusable, false};
   }
   const Facts& facts = imported.value();
-  const bool recognised =
-      std::any_of(facts.imported.begin(), facts.imported.end(),
-                  [](const ImportedFile& f) { return f.format != "unrecognised"; });
+  const bool recognised = any_recognised(facts);
   if (json)
     std::cout << facts_to_json(facts, JsonOptions{"facts --from", 2}) << "\n";
   else

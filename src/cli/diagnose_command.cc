@@ -59,9 +59,7 @@ std::function<Outcome()> setup_diagnose(CLI::App& app) {
         return {kExitUnusable, false};
       }
       facts = std::move(imported.value());
-      const bool recognised =
-          std::any_of(facts.imported.begin(), facts.imported.end(),
-                      [](const ImportedFile& f) { return f.format != "unrecognised"; });
+      const bool recognised = any_recognised(facts);
       if (!recognised) {
         std::cerr << "gpuvet: nothing in " << args->live.from
                   << " is a supported output (gpuvet formats lists them)\n";

@@ -35,4 +35,7 @@ bool use_color(const LiveArgs& args);
 // --from PATH: a file or directory, or "-" for a paste on standard input (at most 256 MiB).
 Result<Facts> import_from(const std::string& path);
 
+// Whether any input of an import was recognised (else --from is exit 3).
+bool any_recognised(const Facts& facts);
+
 }  // namespace gpuvet::cli
