@@ -9,8 +9,8 @@
 #include <sstream>
 #include <string>
 
-#include "capture/importer.h"
-#include "capture/load.h"
+#include "import/importer.h"
+#include "import/load.h"
 
 namespace {
 
@@ -21,13 +21,15 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-const gpuvet::capture::Importer* find(const char* format) {
-  for (const auto& imp : gpuvet::capture::importers())
+const gpuvet::import::Importer* find(const char* format) {
+  for (const auto& imp : gpuvet::import::importers())
     if (std::strcmp(imp.format, format) == 0) return &imp;
   return nullptr;
 }
 
-std::string results(const char* file) { return std::string(GPUVET_SOURCE_DIR) + "/docs/results/h200-2026-12-02/" + file; }
+std::string results(const char* file) {
+  return std::string(GPUVET_SOURCE_DIR) + "/docs/results/h200-2026-12-02/" + file;
+}
 
 // The <gpu id="…">…</gpu> element repeated 8 times with bus ids 0x18, 0x2a, …
 std::string eight_gpu_xml() {
@@ -72,10 +74,13 @@ std::string kernel_log(std::size_t bytes) {
     const double t = 12.0 + static_cast<double>(n) * 0.001;
     if (n % 997 == 0)
       std::snprintf(line, sizeof line,
-                    "[%12.6f] NVRM: Xid (PCI:0000:%02zx:00): 79, pid=%zu, name=python3, GPU has fallen off the bus.\n", t,
-                    n % 256, n);
+                    "[%12.6f] NVRM: Xid (PCI:0000:%02zx:00): 79, pid=%zu, name=python3, GPU has "
+                    "fallen off the bus.\n",
+                    t, n % 256, n);
     else
-      std::snprintf(line, sizeof line, "[%12.6f] eth0: renamed from veth%zx; audit: type=1400 apparmor=\"ALLOWED\"\n", t, n);
+      std::snprintf(line, sizeof line,
+                    "[%12.6f] eth0: renamed from veth%zx; audit: type=1400 apparmor=\"ALLOWED\"\n",
+                    t, n);
     log += line;
     ++n;
   }
@@ -94,7 +99,8 @@ void run_importer(benchmark::State& state, const char* format, const std::string
     benchmark::DoNotOptimize(facts.gpus.data());
     benchmark::DoNotOptimize(st);
   }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(input.size()));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(input.size()));
 }
 
 void BM_NvsmiXml8Gpu(benchmark::State& state) {
@@ -119,10 +125,11 @@ BENCHMARK(BM_KernelLog50MB)->Unit(benchmark::kMillisecond);
 void BM_ImportText8GpuXml(benchmark::State& state) {
   static const std::string input = eight_gpu_xml();
   for (auto _ : state) {
-    auto facts = gpuvet::capture::import_text(input, "bench.xml");
+    auto facts = gpuvet::import::import_text(input, "bench.xml");
     benchmark::DoNotOptimize(facts.gpus.data());
   }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(input.size()));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(input.size()));
 }
 BENCHMARK(BM_ImportText8GpuXml)->Unit(benchmark::kMillisecond);
 

@@ -9,9 +9,9 @@
 #include <sstream>
 #include <string>
 
-#include "capture/load.h"
 #include "gpuvet/diagnose.h"
 #include "gpuvet/report.h"
+#include "import/load.h"
 
 namespace {
 
@@ -43,7 +43,7 @@ std::string eight_gpu_xml() {
 }
 
 gpuvet::Facts eight_gpu_node() {
-  gpuvet::Facts f = gpuvet::capture::import_text(eight_gpu_xml(), "bench.xml");
+  gpuvet::Facts f = gpuvet::import::import_text(eight_gpu_xml(), "bench.xml");
   const int n = static_cast<int>(f.gpus.size());
   for (int a = 0; a < n; ++a)
     for (int b = a + 1; b < n; ++b) {
@@ -114,7 +114,7 @@ BENCHMARK(BM_DiagnoseAndRenderText8Gpu)->Unit(benchmark::kMicrosecond);
 void BM_ImportAndDiagnose8GpuXml(benchmark::State& state) {
   static const std::string xml = eight_gpu_xml();
   for (auto _ : state) {
-    auto f = gpuvet::capture::import_text(xml, "bench.xml");
+    auto f = gpuvet::import::import_text(xml, "bench.xml");
     auto d = gpuvet::diagnose(f);
     benchmark::DoNotOptimize(d);
   }

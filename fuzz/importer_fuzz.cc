@@ -8,17 +8,17 @@
 #include <string>
 #include <string_view>
 
-#include "capture/importer.h"
-#include "capture/load.h"
 #include "gpuvet/report.h"
+#include "import/importer.h"
+#include "import/load.h"
 
 namespace {
-const gpuvet::capture::Importer* g_importer = nullptr;
+const gpuvet::import::Importer* g_importer = nullptr;
 }
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   if (const char* f = std::getenv("GPUVET_FUZZ_FORMAT"); f && *f) {
-    for (const auto& imp : gpuvet::capture::importers())
+    for (const auto& imp : gpuvet::import::importers())
       if (std::strcmp(imp.format, f) == 0) g_importer = &imp;
     if (!g_importer) {
       std::fprintf(stderr, "unknown GPUVET_FUZZ_FORMAT %s\n", f);
@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)g_importer->parse(text, facts);
     (void)gpuvet::facts_to_json(facts);
   } else {
-    auto facts = gpuvet::capture::import_text(text, "fuzz");
+    auto facts = gpuvet::import::import_text(text, "fuzz");
     (void)gpuvet::facts_to_json(facts);
   }
   return 0;

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "capture/load.h"
+#include "import/load.h"
 
-namespace gpuvet::capture {
+namespace gpuvet::import {
 namespace {
 
 constexpr std::uint64_t kMiB = 1024ull * 1024ull;
@@ -286,4 +286,4 @@ TEST(ArticleTask, Task14NumactlBinding) {
 }
 
 }  // namespace
-}  // namespace gpuvet::capture
+}  // namespace gpuvet::import

@@ -11,8 +11,8 @@
 #include <string>
 #include <utility>
 
-#include "capture/load.h"
 #include "gpuvet/diagnose.h"
+#include "import/load.h"
 
 namespace gpuvet {
 namespace {
@@ -96,7 +96,7 @@ TEST(CorpusDiagnose, NoWarningOnHealthyCapturesExceptRealProblems) {
   for (const auto& entry : fs::recursive_directory_iterator(root)) {
     if (!entry.is_regular_file() || entry.path().filename() == "PROVENANCE.md") continue;
     const std::string rel = fs::relative(entry.path(), root).string();
-    auto imported = capture::import_path(entry.path().string());
+    auto imported = import::import_path(entry.path().string());
     if (!imported.is_ok()) continue;  // unsupported files are corpus_test's business
     ++files;
     const Diagnosis d = diagnose(imported.value());

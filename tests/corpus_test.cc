@@ -8,9 +8,9 @@
 #include <map>
 #include <sstream>
 
-#include "capture/load.h"
+#include "import/load.h"
 
-namespace gpuvet::capture {
+namespace gpuvet::import {
 namespace {
 
 namespace fs = std::filesystem;
@@ -65,4 +65,4 @@ TEST(CorpusTest, EveryRealOutputIsRecognisedOrListed) {
 }
 
 }  // namespace
-}  // namespace gpuvet::capture
+}  // namespace gpuvet::import

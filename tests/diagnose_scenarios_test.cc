@@ -17,11 +17,11 @@
 #include <tuple>
 #include <vector>
 
-#include "capture/bundle.h"
-#include "capture/load.h"
+#include "bundle/bundle.h"
 #include "gpuvet/collect.h"
 #include "gpuvet/diagnose.h"
 #include "gpuvet/report.h"
+#include "import/load.h"
 
 namespace gpuvet {
 namespace {
@@ -44,7 +44,7 @@ std::string task_text(int n) {
 Facts import_tasks(std::initializer_list<int> tasks) {
   std::string text;
   for (int t : tasks) text += task_text(t) + "\n";
-  return capture::import_text(text, "article");
+  return import::import_text(text, "article");
 }
 
 struct Expected {
@@ -144,7 +144,7 @@ TEST(ArticleDiagnose, Task04P2pOkAndNotOk) {
   const auto cmd = text.find("-p2p n");
   ASSERT_NE(cmd, std::string::npos);
   text.replace(cmd, 6, "-p2p r");
-  const Diagnosis d = diagnose(capture::import_text(text, "task-04-ns"));
+  const Diagnosis d = diagnose(import::import_text(text, "task-04-ns"));
   expect_exactly(d, {{"p2p-unavailable", kWarning, "GPU0-GPU1"}});
 }
 
@@ -347,11 +347,11 @@ TEST(ScenarioDiagnose, BundleGivesTheLiveFindings) {
     o.nvml_library_given_by_user = true;
     o.pressure_window = std::chrono::milliseconds(0);
     o.kernel_log = false;
-    capture::CaptureOptions c;
+    bundle::CaptureOptions c;
     c.out_dir = dir.string();
     c.redact = redact;
-    ASSERT_TRUE(capture::capture_bundle(c, o, Env{*fs, runner, *clock}).is_ok());
-    auto back = capture::import_path(dir.string());
+    ASSERT_TRUE(bundle::capture_bundle(c, o, Env{*fs, runner, *clock}).is_ok());
+    auto back = import::import_path(dir.string());
     ASSERT_TRUE(back.is_ok());
     const Diagnosis from_live = diagnose(live);
     const Diagnosis from_bundle = diagnose(back.value());

@@ -101,16 +101,12 @@ struct BenchReport {
 // NUMA placement used for pinning host buffers and for the expectations.
 BenchReport run_benchmarks(const Facts& facts, const BenchOptions& options);
 
-// Fills each cell's `expected` from the link/path/model tables (src/rules/expectations.h).
+// Fills each cell's `expected` from the link/path/model tables (src/hw/expectations.h); rendering
+// is in gpuvet/report.h.
 void attach_expectations(BenchReport& report, const Facts& facts);
 
 // The results as Measurements (tool "gpuvet"), so the rules judge them
 // (h2d-bandwidth-low, p2p-bandwidth-low, nccl-error on wrong results).
 std::vector<Measurement> bench_measurements(const BenchReport& report);
-
-// Terminal: one matrix per benchmark like the reference tools (N/A where not applicable),
-// then the comparison with expectations and the P2P truth table.
-std::string render_bench_text(const BenchReport& report);
-std::string bench_to_json(const BenchReport& report, int indent = 2);
 
 }  // namespace gpuvet

@@ -21,12 +21,10 @@
 #include <vector>
 
 #include "gpuvet/facts.h"
+#include "gpuvet/severity.h"
 #include "gpuvet/status.h"
 
 namespace gpuvet {
-
-enum class Severity { kOk = 0, kInfo = 1, kWarning = 2, kCritical = 3 };
-const char* severity_name(Severity s);  // "ok", "info", "warning", "critical"
 
 enum class Bottleneck {
   kNone,

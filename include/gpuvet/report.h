@@ -1,4 +1,5 @@
-// gpuvet/report.h — render facts for people (terminal) and for programs (JSON).
+// gpuvet/report.h — render facts, diagnoses, benchmark and scaling results for people
+// (terminal) and for programs (JSON).
 //
 // The JSON follows the contract in docs/json-schema.md ("gpuvet.report/1"):
 // keys are added over time, never renamed; unknown values are null, never 0.
@@ -7,8 +8,10 @@
 
 #include <string>
 
+#include "gpuvet/bench.h"
 #include "gpuvet/diagnose.h"
 #include "gpuvet/facts.h"
+#include "gpuvet/scale.h"
 
 namespace gpuvet {
 
@@ -37,5 +40,14 @@ std::string diagnosis_to_json(const Facts& facts, const Diagnosis& diagnosis,
 // with evidence, meaning and decision, info findings one line each, symptom patterns, notes.
 std::string render_diagnosis_text(const Facts& facts, const Diagnosis& diagnosis,
                                   const TextOptions& options = {});
+
+// `gpuvet bench`: matrices like the reference tools print them, the P2P truth table, notes;
+// and the gpuvet.bench/1 document (docs/json-schema.md).
+std::string render_bench_text(const BenchReport& report);
+std::string bench_to_json(const BenchReport& report, int indent = 2);
+
+// `gpuvet scale`: a row per configuration, the sustained trace, notes; and gpuvet.scale/1.
+std::string render_scale_text(const ScaleReport& report);
+std::string scale_to_json(const ScaleReport& report, int indent = 2);
 
 }  // namespace gpuvet

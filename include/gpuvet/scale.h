@@ -96,7 +96,4 @@ std::optional<double> percentile(std::vector<double> values, double p);
 // Fills run.p50/p95/p99/max and efficiency from step_ms and throughput, across results.
 void summarise_scale(ScaleReport& report);
 
-std::string render_scale_text(const ScaleReport& report);
-std::string scale_to_json(const ScaleReport& report, int indent = 2);
-
 }  // namespace gpuvet

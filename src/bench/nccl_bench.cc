@@ -59,9 +59,9 @@
 #include <utility>
 #include <variant>
 
-#include "bench/nccl_api.h"
-#include "bench/nccl_lib.h"
 #include "bench/registry.h"
+#include "gpu/nccl_api.h"
+#include "gpu/nccl_lib.h"
 
 static_assert(sizeof(gpuvet_ncclConfig_v21400) == 24, "ncclConfig_v21400 is 24 bytes on LP64");
 static_assert(std::is_same_v<gpuvet_cudaStream_t, cudaStream_t>,
@@ -855,13 +855,12 @@ class CollectiveRun {
     if (auto f = wait_for(lib_, comms_.handles(), &ranks_, deadline)) return fatal(*f, "");
 
     const int last = static_cast<int>(marks.size()) - 1;
-    double time_us = 0;                        // max over ranks of mean per op
-    std::vector<double> op_us(last, 0.0);      // per chunk: mean per op, max over ranks
+    double time_us = 0;                    // max over ranks of mean per op
+    std::vector<double> op_us(last, 0.0);  // per chunk: mean per op, max over ranks
     for (std::size_t r = 0; r < n; ++r) {
       float ms = 0;
       cudaSetDevice(devices_[r]);
-      if (cudaError_t e =
-              cudaEventElapsedTime(&ms, ranks_[r]->events[0], ranks_[r]->events[last]);
+      if (cudaError_t e = cudaEventElapsedTime(&ms, ranks_[r]->events[0], ranks_[r]->events[last]);
           e != cudaSuccess)
         return fatal(
             Failure{false, static_cast<int>(r), {}, "cudaEventElapsedTime: " + cuda_text(e)}, "");
@@ -869,8 +868,8 @@ class CollectiveRun {
       for (int i = 0; i < last; ++i) {
         if (cudaEventElapsedTime(&ms, ranks_[r]->events[i], ranks_[r]->events[i + 1]) ==
             cudaSuccess)
-          op_us[i] = std::max(op_us[i],
-                              static_cast<double>(ms) * 1000.0 / (marks[i + 1] - marks[i]));
+          op_us[i] =
+              std::max(op_us[i], static_cast<double>(ms) * 1000.0 / (marks[i + 1] - marks[i]));
       }
     }
 

@@ -20,8 +20,8 @@
 #include "bench/registry.h"
 #include "core/util.h"
 #include "gpuvet/bench.h"
-#include "rules/expectations.h"
-#include "rules/rule.h"
+#include "hw/expectations.h"
+#include "hw/facts_query.h"
 
 #if GPUVET_HAVE_CUDA
 #include "bench/cuda_bench.h"
@@ -134,7 +134,7 @@ std::vector<int> ordinal_to_index(const Facts& facts, const bench::CudaEnv& env)
   for (int i = 0; i < env.device_count; ++i) {
     int index = i;
     if (i < static_cast<int>(env.pci_bus_ids.size()))
-      if (const GpuFacts* g = rules::find_gpu_by_bus(facts, env.pci_bus_ids[i])) index = g->index;
+      if (const GpuFacts* g = hw::find_gpu_by_bus(facts, env.pci_bus_ids[i])) index = g->index;
     out.push_back(index);
   }
   return out;
@@ -153,11 +153,11 @@ void relabel(BenchMatrix& m, const std::vector<int>& to_index) {
 }
 
 std::vector<int> numa_by_ordinal(const Facts& facts, const std::vector<int>& to_index) {
-  const auto nodes = rules::node_cpus(facts);
+  const auto nodes = hw::node_cpus(facts);
   std::vector<int> out;
   for (int index : to_index) {
-    const GpuFacts* g = rules::find_gpu(facts, index);
-    const auto node = g ? rules::gpu_node(*g, nodes) : std::nullopt;
+    const GpuFacts* g = hw::find_gpu(facts, index);
+    const auto node = g ? hw::gpu_node(*g, nodes) : std::nullopt;
     out.push_back(node.value_or(-1));
   }
   return out;
@@ -239,8 +239,8 @@ BenchReport run_benchmarks(const Facts& facts, const BenchOptions& options) {
         t.b = p.b;
         t.path = p.path;
         t.nvml_read = p.p2p_read;
-        const GpuFacts* ga = rules::find_gpu(facts, p.a);
-        const GpuFacts* gb = rules::find_gpu(facts, p.b);
+        const GpuFacts* ga = hw::find_gpu(facts, p.a);
+        const GpuFacts* gb = hw::find_gpu(facts, p.b);
         if (ga && gb && (ga->acs_redirects_p2p || gb->acs_redirects_p2p))
           t.acs_redirect =
               ga->acs_redirects_p2p.value_or(false) || gb->acs_redirects_p2p.value_or(false);
@@ -282,9 +282,8 @@ BenchReport run_benchmarks(const Facts& facts, const BenchOptions& options) {
     } else if (n < 2 && options.only.empty() && !options.full) {
       // On one GPU a collective crosses no link: it cannot answer the quick suite's question,
       // and NCCL's start-up alone (≈1.5 s on the H200 VM) would be most of the suite's time.
-      m = skipped(key,
-                  "1 GPU: no link for a collective to cross (gpuvet bench --only " + key +
-                      " still exercises the path)");
+      m = skipped(key, "1 GPU: no link for a collective to cross (gpuvet bench --only " + key +
+                           " still exercises the path)");
     } else {  // collectives
       const auto& ne = need_nccl();
       if (!ne.ok) {
@@ -352,17 +351,17 @@ void attach_expectations(BenchReport& report, const Facts& facts) {
         const int cg = c < m.col_gpu.size() ? m.col_gpu[c] : -1;
         if (host_bw) {
           const int gpu = rg >= 0 ? rg : cg;
-          if (const GpuFacts* g = rules::find_gpu(facts, gpu))
-            if (auto e = rules::expected_host_device(*g)) cell.expected = e->practical_gbps;
+          if (const GpuFacts* g = hw::find_gpu(facts, gpu))
+            if (auto e = hw::expected_host_device(*g)) cell.expected = e->practical_gbps;
         } else if (m.key == "device_local_copy") {
-          if (const GpuFacts* g = rules::find_gpu(facts, rg); g && g->name)
-            if (auto e = rules::expected_device_memory(*g->name))
+          if (const GpuFacts* g = hw::find_gpu(facts, rg); g && g->name)
+            if (auto e = hw::expected_device_memory(*g->name))
               cell.expected = e->practical_copy_gbps;
         } else if (m.key.rfind("device_to_device", 0) == 0 && m.unit == "GB/s" && rg >= 0 &&
                    cg >= 0 && rg != cg) {
           for (const auto& p : facts.pairs)
             if ((p.a == rg && p.b == cg) || (p.a == cg && p.b == rg))
-              if (auto e = rules::expected_peer(facts, p)) cell.expected = e->gbps;
+              if (auto e = hw::expected_peer(facts, p)) cell.expected = e->gbps;
         }
       }
   }

@@ -11,6 +11,7 @@
 
 #include "gpuvet/bench.h"
 #include "gpuvet/diagnose.h"
+#include "gpuvet/report.h"
 
 namespace gpuvet {
 namespace {

@@ -9,12 +9,12 @@
 
 #include <fmt/format.h>
 
-#include "capture/bundle.h"
-#include "capture/importer.h"
-#include "capture/load.h"
+#include "bundle/bundle.h"
 #include "cli/live.h"
 #include "gpuvet/collect.h"
 #include "gpuvet/report.h"
+#include "import/importer.h"
+#include "import/load.h"
 
 namespace gpuvet::cli {
 
@@ -55,7 +55,7 @@ CollectOptions collect_options(const LiveArgs& args) {
 }
 
 Result<Facts> import_from(const std::string& path) {
-  if (path != "-") return capture::import_path(path);
+  if (path != "-") return import::import_path(path);
   // A paste on standard input (a ticket's text piped in), bounded like a file.
   constexpr std::size_t kMaxStdin = std::size_t{256} << 20;
   std::string text;
@@ -64,7 +64,7 @@ Result<Facts> import_from(const std::string& path) {
     text.append(buf, static_cast<std::size_t>(std::cin.gcount()));
     if (text.size() > kMaxStdin) return Status::invalid_input("standard input larger than 256 MiB");
   }
-  return capture::import_text(text, "stdin");
+  return import::import_text(text, "stdin");
 }
 
 bool any_recognised(const Facts& facts) {
@@ -167,14 +167,14 @@ std::function<Outcome()> setup_capture(CLI::App& app) {
     o.nvml_library = args->nvml;
     o.nvml_library_given_by_user = !args->nvml.empty();
     o.pressure_window = std::chrono::milliseconds(500);
-    capture::CaptureOptions c;
+    bundle::CaptureOptions c;
     c.out_dir = args->out_dir;
     c.redact = args->redact;
     c.command_timeout = seconds_to_ms(args->timeout_s);
     auto fs = make_rooted_file_system(o.root);
     auto runner = make_process_runner();
     auto clock = make_system_clock();
-    auto summary = capture::capture_bundle(c, o, Env{*fs, *runner, *clock});
+    auto summary = bundle::capture_bundle(c, o, Env{*fs, *runner, *clock});
     if (!summary.is_ok()) {
       std::cerr << "gpuvet: " << summary.status().message() << "\n";
       return {kExitUnusable, false};
@@ -195,11 +195,11 @@ std::function<Outcome()> setup_formats(CLI::App& app) {
   return [markdown]() -> Outcome {
     if (*markdown) {
       std::cout << "| format | what | facts it fills |\n|---|---|---|\n";
-      for (const auto& imp : capture::importers())
+      for (const auto& imp : import::importers())
         std::cout << "| `" << imp.format << "` | " << imp.description << " | " << imp.fills
                   << " |\n";
     } else {
-      for (const auto& imp : capture::importers())
+      for (const auto& imp : import::importers())
         std::cout << fmt::format("{:<26} {}\n{:<26} fills: {}\n", imp.format, imp.description, "",
                                  imp.fills);
     }

@@ -8,12 +8,12 @@
 
 #include <fmt/format.h>
 
-#include "capture/load.h"
 #include "cli/commands.h"
 #include "cli/live.h"
 #include "gpuvet/collect.h"
 #include "gpuvet/diagnose.h"
 #include "gpuvet/report.h"
+#include "import/load.h"
 
 namespace gpuvet::cli {
 

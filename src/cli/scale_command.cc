@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "gpuvet/collect.h"
 #include "gpuvet/diagnose.h"
+#include "gpuvet/report.h"
 #include "gpuvet/scale.h"
 
 namespace gpuvet::cli {

@@ -1,4 +1,5 @@
 #include "gpuvet/facts.h"
+#include "gpuvet/severity.h"
 
 namespace gpuvet {
 
@@ -42,6 +43,20 @@ const char* p2p_status_code(P2PStatus status) {
       return "U";
   }
   return "U";
+}
+
+const char* severity_name(Severity s) {
+  switch (s) {
+    case Severity::kOk:
+      return "ok";
+    case Severity::kInfo:
+      return "info";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kCritical:
+      return "critical";
+  }
+  return "unknown";
 }
 
 }  // namespace gpuvet

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <string_view>
 
-#include "capture/kernel_log.h"
 #include "core/util.h"
+#include "import/kernel_log.h"
 
 namespace gpuvet::probe {
 namespace {
@@ -104,7 +104,7 @@ KernelLog read_live_kernel_log(const FileSystem& fs, const KmsgReader& kmsg,
   if (records.is_ok()) {
     log.source = "/dev/kmsg";
     log.readable = true;
-    capture::parse_kernel_log(records.value(), log, boot);
+    import::parse_kernel_log(records.value(), log, boot);
     return log;
   }
   std::string why = "/dev/kmsg: " + describe(records.status());
@@ -123,7 +123,7 @@ KernelLog read_live_kernel_log(const FileSystem& fs, const KmsgReader& kmsg,
   } else {
     log.source = "dmesg";
     log.readable = true;
-    capture::parse_kernel_log(ran.value().out, log, boot);
+    import::parse_kernel_log(ran.value().out, log, boot);
     return log;
   }
 

@@ -3,7 +3,7 @@
 //
 // read_live_kernel_log() reads the kernel ring buffer through /dev/kmsg (a KmsgReader), falls
 // back to running `dmesg` when that fails (dmesg_restrict, containers without /dev/kmsg), and
-// hands the text to capture::parse_kernel_log(). It never fails: when neither source answers,
+// hands the text to import::parse_kernel_log(). It never fails: when neither source answers,
 // the KernelLog says so (readable=false, why_unreadable naming each attempt and its error).
 // /proc/stat's btime, read through the FileSystem, turns seconds-since-boot into wall-clock
 // times. The KmsgReader is a seam of its own because /dev/kmsg is a character device whose

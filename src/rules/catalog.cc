@@ -336,20 +336,6 @@ constexpr SymptomPattern kSymptoms[] = {
 
 }  // namespace
 
-const char* severity_name(Severity s) {
-  switch (s) {
-    case Severity::kOk:
-      return "ok";
-    case Severity::kInfo:
-      return "info";
-    case Severity::kWarning:
-      return "warning";
-    case Severity::kCritical:
-      return "critical";
-  }
-  return "unknown";
-}
-
 const char* bottleneck_name(Bottleneck b) {
   switch (b) {
     case Bottleneck::kNone:

@@ -41,20 +41,6 @@ std::string pair_subject(int a, int b) {
   return gpu_subject(a) + "-" + gpu_subject(b);
 }
 
-const GpuFacts* find_gpu(const Facts& f, int index) {
-  for (const auto& g : f.gpus)
-    if (g.index == index) return &g;
-  return nullptr;
-}
-
-const GpuFacts* find_gpu_by_bus(const Facts& f, std::string_view pci_bus_id) {
-  const auto want = normalize_pci_bus_id(pci_bus_id);
-  if (!want) return nullptr;
-  for (const auto& g : f.gpus)
-    if (g.pci_bus_id && normalize_pci_bus_id(*g.pci_bus_id) == want) return &g;
-  return nullptr;
-}
-
 std::optional<double> power_fraction(const GpuFacts& g) {
   const auto& p = g.power;
   const std::optional<double> limit = p.enforced_limit_w ? p.enforced_limit_w : p.limit_w;
@@ -107,23 +93,6 @@ std::string load_phrase(const GpuFacts& g) {
   return s;
 }
 
-std::optional<double> pcie_gbps(int gen, int width) {
-  // GB/s per lane and direction after encoding.
-  static constexpr double kPerLane[] = {0, 0.25, 0.5, 0.9846, 1.9692, 3.9385, 7.5625};
-  if (gen < 1 || gen > 6 || width < 1 || width > 32) return std::nullopt;
-  return kPerLane[gen] * width;
-}
-
-std::string format_number(double v, int decimals) {
-  if (!std::isfinite(v)) return "?";
-  std::string s = fmt::format("{:.{}f}", v, decimals);
-  if (s.find('.') != std::string::npos) {
-    while (!s.empty() && s.back() == '0') s.pop_back();
-    if (!s.empty() && s.back() == '.') s.pop_back();
-  }
-  return s;
-}
-
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string s;
   for (const auto& p : parts) {
@@ -131,35 +100,6 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
     s += p;
   }
   return s;
-}
-
-std::map<int, std::vector<int>> node_cpus(const Facts& f) {
-  std::map<int, std::vector<int>> nodes;
-  for (const auto& n : f.host.numa_nodes)
-    if (!n.cpus.empty()) nodes[n.id] = n.cpus;
-  for (const auto& g : f.gpus)
-    if (g.numa_node && *g.numa_node >= 0 && !g.cpu_affinity.empty() && !nodes.count(*g.numa_node))
-      nodes[*g.numa_node] = g.cpu_affinity;
-  for (auto& [id, cpus] : nodes) std::sort(cpus.begin(), cpus.end());
-  return nodes;
-}
-
-std::optional<int> gpu_node(const GpuFacts& g, const std::map<int, std::vector<int>>& nodes) {
-  if (g.numa_node && *g.numa_node >= 0) return g.numa_node;
-  if (g.cpu_affinity.empty()) return std::nullopt;
-  std::optional<int> found;
-  for (const auto& node : nodes) {
-    // (A plain pair, not a structured binding: clang 14 cannot capture those in a lambda.)
-    const std::vector<int>& cpus = node.second;
-    const bool all = std::all_of(g.cpu_affinity.begin(), g.cpu_affinity.end(), [&](int cpu) {
-      return std::binary_search(cpus.begin(), cpus.end(), cpu);
-    });
-    if (all) {
-      if (found) return std::nullopt;  // ambiguous (overlapping node lists)
-      found = node.first;
-    }
-  }
-  return found;
 }
 
 }  // namespace gpuvet::rules

@@ -16,6 +16,7 @@
 
 #include "gpuvet/diagnose.h"
 #include "gpuvet/facts.h"
+#include "hw/facts_query.h"
 
 namespace gpuvet::rules {
 
@@ -49,8 +50,13 @@ class Emitter {
 
 std::string gpu_subject(int index);      // "GPU3"
 std::string pair_subject(int a, int b);  // "GPU0-GPU1" (smaller index first)
-const GpuFacts* find_gpu(const Facts& f, int index);
-const GpuFacts* find_gpu_by_bus(const Facts& f, std::string_view pci_bus_id);
+// Lookups shared with bench and scale (hw/facts_query.h), named here as the rules use them.
+using hw::find_gpu;
+using hw::find_gpu_by_bus;
+using hw::format_number;
+using hw::gpu_node;
+using hw::node_cpus;
+using hw::pcie_gbps;
 
 // Share of the power limit drawn now (draw / enforced or management limit), when both known.
 std::optional<double> power_fraction(const GpuFacts& g);
@@ -66,19 +72,7 @@ bool is_idle(const Facts& f, const GpuFacts& g, const Thresholds& t);
 // A short "util 97 %, 280/300 W, P0" phrase for evidence; empty parts omitted.
 std::string load_phrase(const GpuFacts& g);
 
-// Theoretical one-direction PCIe bandwidth in GB/s (1e9) for a generation and width,
-// after line encoding (8b/10b to Gen2, 128b/130b Gen3-5, FLIT Gen6). Empty if unknown.
-std::optional<double> pcie_gbps(int gen, int width);
-
-std::string format_number(double v, int decimals = 1);  // "12.5", no trailing noise
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
-
-// CPUs of each NUMA node (sorted): the host's own table, completed by what the GPUs report
-// (nvidia-smi topo -m gives "CPU Affinity" and "NUMA Affinity" per GPU).
-std::map<int, std::vector<int>> node_cpus(const Facts& f);
-// The GPU's NUMA node: as reported, else the one node whose CPUs hold all of its affinity
-// (empty when none or several do).
-std::optional<int> gpu_node(const GpuFacts& g, const std::map<int, std::vector<int>>& nodes);
 
 // ---- rule groups
 

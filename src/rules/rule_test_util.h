@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/load.h"
+#include "import/load.h"
 #include "rules/rule.h"
 
 namespace gpuvet::rules::testing {
@@ -67,7 +67,7 @@ inline std::string read_task(int n) {
 inline Facts import_tasks(std::initializer_list<int> tasks) {
   std::string text;
   for (int n : tasks) text += read_task(n) + "\n";
-  return capture::import_text(text, "article");
+  return import::import_text(text, "article");
 }
 
 }  // namespace gpuvet::rules::testing

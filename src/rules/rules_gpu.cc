@@ -18,8 +18,8 @@
 
 #include <fmt/format.h>
 
-#include "capture/xid_codes.h"
 #include "core/util.h"
+#include "hw/xid_table.h"
 #include "rules/rule.h"
 
 namespace gpuvet::rules {
@@ -81,13 +81,6 @@ std::string load_suffix(const GpuFacts& g) {
 bool has_reason(const GpuFacts& g, std::string_view name) {
   const auto& a = g.clock_events.active;
   return std::find(a.begin(), a.end(), name) != a.end();
-}
-
-Severity severity_from_table(const char* s) {
-  const std::string_view v = s ? s : "";
-  if (v == "critical") return Severity::kCritical;
-  if (v == "info") return Severity::kInfo;
-  return Severity::kWarning;
 }
 
 bool is_hex(char ch) {
@@ -616,10 +609,10 @@ Placed place(const XidEvent& x, const XidClock& k, double window_s) {
   return p;
 }
 
-const char* origin_phrase(const capture::XidInfo* info) {
+const char* origin_phrase(const hw::XidInfo* info) {
   if (!info) return "unknown code";
-  if (info->origin == capture::XidOrigin::kApplication) return "usually the application";
-  return capture::xid_origin_name(info->origin);
+  if (info->origin == hw::XidOrigin::kApplication) return "usually the application";
+  return hw::xid_origin_name(info->origin);
 }
 
 void check_xids(const Context& c, Emitter& e) {
@@ -684,8 +677,8 @@ void check_xids(const Context& c, Emitter& e) {
   }
 
   for (const auto& gr : groups) {
-    const capture::XidInfo* info = capture::find_xid(gr.code);
-    const Severity table = info ? severity_from_table(info->severity) : Severity::kWarning;
+    const hw::XidInfo* info = hw::find_xid(gr.code);
+    const Severity table = info ? info->severity : Severity::kWarning;
     // Old events and events of an earlier boot are history: they explain, they do not alarm.
     const bool current = gr.recent + gr.unknown > 0;
     const Severity sev = current ? table : Severity::kInfo;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/load.h"
+#include "import/load.h"
 #include "rules/rule.h"
 #include "rules/rule_test_util.h"
 

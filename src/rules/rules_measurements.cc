@@ -19,10 +19,13 @@
 #include <fmt/format.h>
 
 #include "core/util.h"
-#include "rules/expectations.h"
+#include "hw/expectations.h"
 #include "rules/rule.h"
 
 namespace gpuvet::rules {
+
+// What a healthy link should carry (hw/expectations.h).
+using namespace gpuvet::hw;
 namespace {
 
 // Transfers smaller than this are latency-bound (bandwidthTest's range/shmoo rows start at

@@ -4,10 +4,13 @@
 #include <string>
 #include <vector>
 
-#include "rules/expectations.h"
+#include "hw/expectations.h"
 #include "rules/rule.h"
 
 namespace gpuvet::rules {
+
+// What a healthy link should carry (hw/expectations.h).
+using namespace gpuvet::hw;
 namespace {
 
 // ---------------------------------------------------------------- fixtures

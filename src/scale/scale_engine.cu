@@ -54,8 +54,8 @@
 #include <utility>
 #include <vector>
 
-#include "bench/nccl_api.h"
-#include "bench/nccl_lib.h"
+#include "gpu/nccl_api.h"
+#include "gpu/nccl_lib.h"
 #include "scale/scale_engine.h"
 
 static_assert(std::is_same_v<gpuvet_cudaStream_t, cudaStream_t>,
@@ -69,12 +69,12 @@ using bench::NcclLib;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kMiB = 1024.0 * 1024.0;
-constexpr int kBk = 8;                 // k-tile of the SGEMM kernels
-constexpr int kMaxEdge = 4096;         // largest GEMM edge: 137 GFLOP per launch
-constexpr int kMinEdge = 64;           // one 64×64 tile
-constexpr int kMaxBuckets = 4096;      // more buckets than this is a mistake in the options
+constexpr int kBk = 8;             // k-tile of the SGEMM kernels
+constexpr int kMaxEdge = 4096;     // largest GEMM edge: 137 GFLOP per launch
+constexpr int kMinEdge = 64;       // one 64×64 tile
+constexpr int kMaxBuckets = 4096;  // more buckets than this is a mistake in the options
 constexpr std::size_t kMaxInferEvents = std::size_t{1} << 17;
-constexpr double kMemoryShare = 0.8;   // of free memory the buffers may use
+constexpr double kMemoryShare = 0.8;  // of free memory the buffers may use
 constexpr auto kPoll = std::chrono::microseconds(20);
 constexpr auto kDrainGrace = std::chrono::seconds(5);
 constexpr std::chrono::milliseconds kSetupTimeout{30000};
@@ -129,9 +129,9 @@ Status cuda_status(const char* what, cudaError_t e) {
   return Status::error(std::string(what) + ": " + cuda_text(e));
 }
 
-#define SE_TRY(expr)                   \
-  do {                                 \
-    Status se_status_ = (expr);        \
+#define SE_TRY(expr)                         \
+  do {                                       \
+    Status se_status_ = (expr);              \
     if (!se_status_.ok()) return se_status_; \
   } while (0)
 #define SE_CUDA(what, call) SE_TRY(cuda_status(what, (call)))
@@ -274,9 +274,9 @@ struct GemmPlan {
   double flops() const { return count * main.flops() + (tail.k > 0 ? tail.flops() : 0.0); }
 };
 
-// The largest s ≤ 4096 (a multiple of 64, of 128 from 1024 on) with 2s³ ≤ target, as many of those as fit, and a
-// tail with k rounded to the k-tile for the rest: within 2·s²·8 FLOPs of the target. Below one
-// 64³ GEMM the plan overshoots (one 64³ launch); the caller notes any mismatch.
+// The largest s ≤ 4096 (a multiple of 64, of 128 from 1024 on) with 2s³ ≤ target, as many of those
+// as fit, and a tail with k rounded to the k-tile for the rest: within 2·s²·8 FLOPs of the target.
+// Below one 64³ GEMM the plan overshoots (one 64³ launch); the caller notes any mismatch.
 GemmPlan plan_gemm(double target) {
   GemmPlan p;
   int s = kMaxEdge;
@@ -560,11 +560,10 @@ class StepBarrier {
 
 // What every rank thread shares.
 struct Shared {
-  Shared(const EngineConfig& c, int n, Schedule schedule)
-      : cfg(c), barrier(n, schedule) {}
+  Shared(const EngineConfig& c, int n, Schedule schedule) : cfg(c), barrier(n, schedule) {}
   const EngineConfig& cfg;
-  const NcclLib* lib = nullptr;    // null: no collectives (one GPU or nothing to reduce)
-  std::vector<ncclComm_t> comms;   // rank r's communicator
+  const NcclLib* lib = nullptr;   // null: no collectives (one GPU or nothing to reduce)
+  std::vector<ncclComm_t> comms;  // rank r's communicator
   StepBarrier barrier;
   std::atomic<bool> stop{false};
   std::mutex mu;
@@ -604,9 +603,9 @@ struct RankState {
   Stream compute, comm;
   DeviceMem a, b, c, data;  // data: gradients (train) or activations (infer)
   PinnedMem check;
-  Events marks;     // train: compute markers; infer: phase boundaries
-  Events bstart;    // train: bucket starts (comm stream)
-  Events bend;      // train: bucket ends (comm stream)
+  Events marks;   // train: compute markers; infer: phase boundaries
+  Events bstart;  // train: bucket starts (comm stream)
+  Events bend;    // train: bucket ends (comm stream)
   std::vector<StepRecord> records;
   std::optional<Stall> stall;
 
@@ -668,8 +667,7 @@ Status wait_tracks(Shared& sh, ncclComm_t comm, Track* tracks, int ntracks) {
 // (connection setup): NCCL then wants the state settled before the next call on it.
 Status all_reduce(Shared& sh, int rank, float* p, std::size_t count, cudaStream_t stream) {
   ncclComm_t comm = sh.comms[static_cast<std::size_t>(rank)];
-  const ncclResult_t r =
-      sh.lib->all_reduce(p, p, count, ncclFloat32, ncclSum, comm, stream);
+  const ncclResult_t r = sh.lib->all_reduce(p, p, count, ncclFloat32, ncclSum, comm, stream);
   if (r == ncclSuccess) return {};
   if (r != ncclInProgress) return Status::error("ncclAllReduce: " + sh.lib->text(r, comm));
   const auto deadline = Clock::now() + sh.cfg.collective_timeout;
@@ -678,7 +676,8 @@ Status all_reduce(Shared& sh, int rank, float* p, std::size_t count, cudaStream_
     if (ncclResult_t q = sh.lib->comm_get_async_error(comm, &async); q != ncclSuccess)
       return Status::error("ncclCommGetAsyncError: " + sh.lib->text(q, comm));
     if (async == ncclSuccess) return {};
-    if (async != ncclInProgress) return Status::error("ncclAllReduce: " + sh.lib->text(async, comm));
+    if (async != ncclInProgress)
+      return Status::error("ncclAllReduce: " + sh.lib->text(async, comm));
     if (sh.stop) return Status::stopped();
     if (Clock::now() >= deadline) return Status::timeout();
     std::this_thread::sleep_for(kPoll);
@@ -687,9 +686,11 @@ Status all_reduce(Shared& sh, int rank, float* p, std::size_t count, cudaStream_
 
 Status run_gemms(const GemmPlan& p, const RankState& rs, cudaStream_t stream) {
   for (int i = 0; i < p.count; ++i)
-    SE_CUDA("sgemm launch", launch_gemm(p.main, rs.sms, rs.a.get(), rs.b.get(), rs.c.get(), stream));
+    SE_CUDA("sgemm launch",
+            launch_gemm(p.main, rs.sms, rs.a.get(), rs.b.get(), rs.c.get(), stream));
   if (p.tail.k > 0)
-    SE_CUDA("sgemm launch", launch_gemm(p.tail, rs.sms, rs.a.get(), rs.b.get(), rs.c.get(), stream));
+    SE_CUDA("sgemm launch",
+            launch_gemm(p.tail, rs.sms, rs.a.get(), rs.b.get(), rs.c.get(), stream));
   return {};
 }
 
@@ -730,8 +731,8 @@ Status setup_rank(Shared& sh, RankState& rs, const GemmPlan& plan, std::size_t d
   const auto limit = std::max<std::chrono::milliseconds>(sh.cfg.collective_timeout, kSetupTimeout);
   Status w = poll_event(ev[0], Clock::now() + limit);
   if (w.kind == Status::kTimeout)
-    return Status::error(strf("setup (fill and GEMM check) did not finish within %s",
-                              seconds_text(limit).c_str()));
+    return Status::error(
+        strf("setup (fill and GEMM check) did not finish within %s", seconds_text(limit).c_str()));
   SE_TRY(w);
   double want = 0;
   for (int k = 0; k < g.k; ++k)
@@ -763,9 +764,9 @@ void guarded(Shared& sh, RankState& rs, Body&& body) {
 struct TrainPlan {
   int accumulation = 1;
   bool overlap = true;
-  bool comm = false;    // collectives run (N ≥ 2 and gradients to reduce)
-  int buckets = 1;      // = compute chunks per phase
-  GemmPlan chunk;       // one chunk's GEMMs
+  bool comm = false;  // collectives run (N ≥ 2 and gradients to reduce)
+  int buckets = 1;    // = compute chunks per phase
+  GemmPlan chunk;     // one chunk's GEMMs
   std::size_t grad_floats = 0;
   std::size_t bucket_floats = 0;
   double flops_per_step = 0;  // actual, per GPU
@@ -863,8 +864,8 @@ void train_rank(Shared& sh, RankState& rs, const TrainPlan& tp) {
       st.timed_out = s.kind == Status::kTimeout;
       if (!enqueued) {
         // Stuck while queueing (a collective that stayed ncclInProgress): least progress.
-        st.where = strf("the all-reduce of bucket %d in %s (still being queued)", bucket,
-                        label.c_str());
+        st.where =
+            strf("the all-reduce of bucket %d in %s (still being queued)", bucket, label.c_str());
         st.progress = -1;
       } else {
         const bool compute_busy = tracks[0].done < tracks[0].count;
@@ -907,7 +908,7 @@ struct InferPlan {
   int layers = 1;
   int tokens = 1;
   bool comm = false;
-  GemmPlan layer;               // one layer's GEMMs on one GPU
+  GemmPlan layer;  // one layer's GEMMs on one GPU
   std::size_t act_floats = 0;
   double flops_per_request = 0;  // actual, per GPU
   std::size_t phases() const { return static_cast<std::size_t>(layers) * tokens; }
@@ -934,8 +935,8 @@ std::string infer_where(const InferPlan& ip, std::size_t first_pending, const st
   const int token = static_cast<int>(phase / static_cast<std::size_t>(ip.layers));
   const int layer = static_cast<int>(phase % static_cast<std::size_t>(ip.layers));
   const bool gemm = (first_pending - 1) % 2 == 0;
-  return strf("the %s of layer %d of token %d in %s", gemm ? "compute" : "all-reduce", layer,
-              token, req.c_str());
+  return strf("the %s of layer %d of token %d in %s", gemm ? "compute" : "all-reduce", layer, token,
+              req.c_str());
 }
 
 // Sleeps until `t` in short slices, so a failed rank stops a long wait between arrivals.
@@ -962,8 +963,8 @@ void infer_rank(Shared& sh, RankState& rs, const InferPlan& ip) {
   for (;;) {
     Decision d;
     if (!sh.barrier.arrive(&d) || !d.run) return;
-    const std::string label = d.timed ? strf("request %d", d.index)
-                                      : strf("warm-up request %d", d.index);
+    const std::string label =
+        d.timed ? strf("request %d", d.index) : strf("warm-up request %d", d.index);
     // Fixed arrivals (timed requests only): request q arrives at epoch + q / rate. A request
     // that arrives while the previous one still runs waits; its latency includes the wait.
     Clock::time_point arrival{};
@@ -1060,7 +1061,8 @@ class Communicators {
     for (int rank = 0; rank < n; ++rank) {
       if (cudaError_t e = cudaSetDevice(devices_[rank]); e != cudaSuccess) {
         (void)cudaGetLastError();
-        if (first.empty()) first = strf("cudaSetDevice(%d): %s", devices_[rank], cuda_text(e).c_str());
+        if (first.empty())
+          first = strf("cudaSetDevice(%d): %s", devices_[rank], cuda_text(e).c_str());
         continue;
       }
       const ncclResult_t r = lib_->comm_init_rank_config(&handles_[rank], n, id, rank, &config);
@@ -1118,7 +1120,8 @@ class Communicators {
         ncclResult_t async = ncclSuccess;
         if (ncclResult_t q = lib_->comm_get_async_error(handles_[r], &async); q != ncclSuccess)
           return strf("%s: rank %zu (GPU %d): ncclCommGetAsyncError: ", what.c_str(), r,
-                      devices_[r]) + lib_->text(q, handles_[r]);
+                      devices_[r]) +
+                 lib_->text(q, handles_[r]);
         if (async == ncclInProgress) {
           if (pending < 0) pending = static_cast<int>(r);
         } else if (async != ncclSuccess) {
@@ -1281,15 +1284,16 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
     tp.grad_floats = p.grad_bytes / sizeof(float);
     tp.comm = n >= 2 && tp.grad_floats > 0;
     if (tp.grad_floats > 0) {
-      tp.bucket_floats = p.bucket_bytes >= sizeof(float) ? p.bucket_bytes / sizeof(float)
-                                                         : tp.grad_floats;
+      tp.bucket_floats =
+          p.bucket_bytes >= sizeof(float) ? p.bucket_bytes / sizeof(float) : tp.grad_floats;
       tp.bucket_floats = std::min(tp.bucket_floats, tp.grad_floats);
       const std::size_t b = (tp.grad_floats + tp.bucket_floats - 1) / tp.bucket_floats;
       if (b > static_cast<std::size_t>(kMaxBuckets))
-        return fail(strf("%zu gradient buckets (%.1f MiB of gradients in %.3g MiB buckets): at "
-                         "most %d; use larger buckets",
-                         b, static_cast<double>(p.grad_bytes) / kMiB,
-                         static_cast<double>(p.bucket_bytes) / kMiB, kMaxBuckets));
+        return fail(
+            strf("%zu gradient buckets (%.1f MiB of gradients in %.3g MiB buckets): at "
+                 "most %d; use larger buckets",
+                 b, static_cast<double>(p.grad_bytes) / kMiB,
+                 static_cast<double>(p.bucket_bytes) / kMiB, kMaxBuckets));
       tp.buckets = static_cast<int>(b);
     }
     tp.chunk = plan_gemm(p.flops / tp.buckets);
@@ -1361,11 +1365,10 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
     }
     sh.lib = lib;
     sh.comms = comms->handles();
-    res.notes.push_back(strf("NCCL %s, %s communicators",
-                             bench::nccl_version_text(lib->version_code).c_str(),
-                             comms->nonblocking()
-                                 ? "nonblocking"
-                                 : "blocking (NCCL < 2.14: init and enqueue unbounded)"));
+    res.notes.push_back(
+        strf("NCCL %s, %s communicators", bench::nccl_version_text(lib->version_code).c_str(),
+             comms->nonblocking() ? "nonblocking"
+                                  : "blocking (NCCL < 2.14: init and enqueue unbounded)"));
   }
 
   // ---- one thread per GPU
@@ -1390,7 +1393,8 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
   bool failed = sh.stop.load();
   for (const auto& rs : ranks) failed = failed || rs->stall.has_value();
   if (failed) {
-    res.error = !sh.first_error.empty() ? sh.first_error : stall_text(ranks, cfg.collective_timeout);
+    res.error =
+        !sh.first_error.empty() ? sh.first_error : stall_text(ranks, cfg.collective_timeout);
     if (std::string note = drain_after_failure(comms ? &*comms : nullptr, ranks); !note.empty())
       res.notes.push_back(note);
     return res;
@@ -1427,7 +1431,8 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
   res.run.comm_share =
       need_nccl && service_ms > 0 ? std::clamp(1.0 - *res.compute_ms / service_ms, 0.0, 1.0) : 0.0;
   if (compute_total > 0)
-    res.achieved_tflops = actual_flops * static_cast<double>(steps) * n / (compute_total * 1e-3) / 1e12;
+    res.achieved_tflops =
+        actual_flops * static_cast<double>(steps) * n / (compute_total * 1e-3) / 1e12;
 
   if (train) {
     // Items: one batch per GPU per compute phase, so a step is N × grad_accumulation items.
@@ -1448,9 +1453,8 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
       trace->gpus = n;
       trace->throughput.clear();
       fill_trace(spans, items, cfg.sample_interval_s, trace);
-      res.notes.push_back(strf("sustained: %zu steps in %.1f s, throughput per %g s window",
-                               steps, spans.back().second - spans.front().first,
-                               cfg.sample_interval_s));
+      res.notes.push_back(strf("sustained: %zu steps in %.1f s, throughput per %g s window", steps,
+                               spans.back().second - spans.front().first, cfg.sample_interval_s));
     }
     res.notes.push_back(strf(
         "train: per GPU per step %d compute phase%s of %d chunk%s, each %s; %s", tp.accumulation,
@@ -1475,13 +1479,13 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
     }
     const double total_s = std::chrono::duration<double>(last - first).count();
     if (total_s > 0) res.run.throughput = static_cast<double>(steps) / total_s;
-    res.notes.push_back(strf(
-        "infer: %d tokens × %d layers per request; per layer and GPU %s, then %s", ip.tokens,
-        ip.layers, plan_text(ip.layer).c_str(),
-        ip.comm ? strf("an all-reduce of %zu B on the same stream (critical path)",
-                       ip.act_floats * sizeof(float))
-                      .c_str()
-                : (n == 1 ? "no all-reduce (1 GPU)" : "no all-reduce (no activations)")));
+    res.notes.push_back(
+        strf("infer: %d tokens × %d layers per request; per layer and GPU %s, then %s", ip.tokens,
+             ip.layers, plan_text(ip.layer).c_str(),
+             ip.comm ? strf("an all-reduce of %zu B on the same stream (critical path)",
+                            ip.act_floats * sizeof(float))
+                           .c_str()
+                     : (n == 1 ? "no all-reduce (1 GPU)" : "no all-reduce (no activations)")));
     res.notes.push_back(
         cfg.request_rate_hz > 0
             ? strf("requests arrive every %.3g ms; latency = arrival to last token on every "
@@ -1495,9 +1499,10 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
       "comm share = exposed communication: 1 − compute / step (events on the compute stream, "
       "mean over GPUs); compute TFLOP/s = GEMM FLOPs / compute time, per GPU");
   if (std::abs(actual_flops - target_flops) > 0.01 * target_flops)
-    res.notes.push_back(strf("GEMM work per %s is %.4g GFLOP per GPU, the preset asks %.4g "
-                             "(whole GEMM tiles)",
-                             train ? "step" : "request", actual_flops / 1e9, target_flops / 1e9));
+    res.notes.push_back(
+        strf("GEMM work per %s is %.4g GFLOP per GPU, the preset asks %.4g "
+             "(whole GEMM tiles)",
+             train ? "step" : "request", actual_flops / 1e9, target_flops / 1e9));
   return res;
 }
 

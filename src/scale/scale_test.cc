@@ -2,6 +2,7 @@
 // (efficiency), presets, renderers, and the verdicts the rules give on recorded or
 // synthetic distributions.
 #include "gpuvet/scale.h"
+#include "gpuvet/report.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

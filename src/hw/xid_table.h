@@ -1,0 +1,47 @@
+// hw/xid_table.h — what NVIDIA's Xid codes mean: one table of data, not code.
+//
+// Each entry gives NVIDIA's mnemonic and short description and its "immediate action"
+// resolution bucket, as published in the Xid catalog for Ampere and newer GPUs
+// (docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html; the older Xid error listing
+// for codes the new catalog marks unused), plus gpuvet's reading of it: what the event usually
+// means, where it most likely comes from, and a default severity for the xid-error finding.
+// The table is append-only and sorted by code; codes not in it are "unknown" to the rules,
+// never an error. Immutable static data: safe from any thread.
+#pragma once
+
+#include <span>
+
+#include "gpuvet/severity.h"
+
+namespace gpuvet::hw {
+
+enum class XidOrigin {
+  kHardware,      // the board, its PCIe link or power delivery
+  kApplication,   // the program running on the GPU (bad address, illegal instruction, …)
+  kDriver,        // the driver or its firmware (GSP, micro-controllers)
+  kThermalPower,  // cooling or power supply
+  kMemory,        // GPU memory errors (ECC, row remapping)
+  kNvlink,        // NVLink / NVSwitch fabric
+  kUnknown,
+};
+
+// "hardware", "application", "driver", "thermal-power", "memory", "nvlink", "unknown".
+const char* xid_origin_name(XidOrigin origin);
+
+struct XidInfo {
+  int code;
+  const char* mnemonic;  // NVIDIA's, e.g. "ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS"
+  const char* name;      // NVIDIA's short description, e.g. "GPU has fallen off the bus"
+  const char* meaning;   // what it usually means and what to look at, one or two sentences
+  XidOrigin origin;      // most likely origin
+  Severity severity;     // default for the xid-error finding: info, warning or critical
+  const char* action;    // NVIDIA's immediate resolution bucket: "RESTART_APP", "RESET_GPU", …
+};
+
+// Every entry, sorted by code.
+std::span<const XidInfo> xid_catalog();
+
+// The entry for `code`, or nullptr when the table does not know it.
+const XidInfo* find_xid(int code);
+
+}  // namespace gpuvet::hw

@@ -1,0 +1,38 @@
+// import/importer.h — one offline input format: how to recognise it and what it fills.
+//
+// Every importer turns the raw text of one command's output into the same Facts
+// model the live sources fill (one model, two ways in). It is recognised by
+// content only, never by file name: sniff() looks at the text and answers how
+// sure it is. parse() fills only the facts the format holds (everything else
+// stays empty, never zero) into a fresh Facts for this one input; the caller
+// merges inputs and reports conflicts. Both are pure functions of the text:
+// thread-safe, no I/O, no exceptions escaping, linear time, and safe on
+// garbage, truncated, binary or huge input.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "gpuvet/facts.h"
+#include "gpuvet/status.h"
+
+namespace gpuvet::import {
+
+// 0: not this format. 1..100: how sure (100: a signature line only this format has).
+using SniffFn = int (*)(std::string_view text);
+// Fills `out` (fresh for this input). Returns non-ok only when nothing usable was
+// read (out.notes then says why); partial damage is a note, not a failure.
+using ParseFn = Status (*)(std::string_view text, Facts& out);
+
+struct Importer {
+  const char* format;       // stable id: "nvidia-smi-q-xml", "topo-m", "dmesg", …
+  const char* description;  // "nvidia-smi -q -x (XML)"
+  SniffFn sniff;
+  ParseFn parse;
+  const char* fills;  // the facts it can fill, for docs and notes
+};
+
+// The registry of every importer (capture/importers.cc).
+const std::vector<Importer>& importers();
+
+}  // namespace gpuvet::import

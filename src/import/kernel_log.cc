@@ -1,0 +1,688 @@
+#include "import/kernel_log.h"
+
+#include <string.h>  // memmem, memchr
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <limits>
+
+#include "core/util.h"
+
+namespace gpuvet::import {
+namespace {
+
+constexpr std::size_t npos = std::string_view::npos;
+// Longest text kept per event message or fallen-off entry: a 1 MB garbage line must not
+// become a 1 MB finding.
+constexpr std::size_t kMaxTextBytes = 2048;
+// Longest record kept while joining continuation lines.
+constexpr std::size_t kMaxRecordBytes = 8192;
+
+// std::string_view::find is a naive loop in libstdc++; glibc's memmem is linear (two-way)
+// and vectorised, which keeps a 50 MB log well under a second.
+std::size_t find(std::string_view hay, std::string_view needle, std::size_t from = 0) {
+  if (from > hay.size() || needle.empty()) return npos;
+  const void* p = memmem(hay.data() + from, hay.size() - from, needle.data(), needle.size());
+  return p ? static_cast<std::size_t>(static_cast<const char*>(p) - hay.data()) : npos;
+}
+
+bool contains(std::string_view hay, std::string_view needle) { return find(hay, needle) != npos; }
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_space(char c) { return c == ' ' || c == '\t'; }
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+bool at(std::string_view s, std::size_t i, char c) { return i < s.size() && s[i] == c; }
+
+bool starts_at(std::string_view s, std::size_t i, std::string_view word) {
+  return i <= s.size() && s.substr(i, word.size()) == word;
+}
+
+void skip_spaces(std::string_view s, std::size_t& i) {
+  while (i < s.size() && is_space(s[i])) ++i;
+}
+
+// 1..max_digits decimal digits at s[i]; advances i.
+std::optional<std::int64_t> read_number(std::string_view s, std::size_t& i, int max_digits) {
+  std::size_t j = i;
+  std::int64_t v = 0;
+  while (j < s.size() && is_digit(s[j]) && static_cast<int>(j - i) < max_digits) {
+    v = v * 10 + (s[j] - '0');
+    ++j;
+  }
+  if (j == i || (j < s.size() && is_digit(s[j]))) return std::nullopt;  // none, or too many
+  i = j;
+  return v;
+}
+
+// Exactly n digits.
+std::optional<int> read_fixed(std::string_view s, std::size_t& i, int n) {
+  if (i + n > s.size()) return std::nullopt;
+  int v = 0;
+  for (int k = 0; k < n; ++k) {
+    char c = s[i + k];
+    if (!is_digit(c)) return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  i += n;
+  return v;
+}
+
+// Fraction digits after '.' or ',' → microseconds (truncated). Advances past them.
+std::int64_t read_fraction_us(std::string_view s, std::size_t& i) {
+  std::int64_t us = 0;
+  int n = 0;
+  while (i < s.size() && is_digit(s[i])) {
+    if (n < 6) {
+      us = us * 10 + (s[i] - '0');
+      ++n;
+    }
+    ++i;
+  }
+  for (; n < 6; ++n) us *= 10;
+  return us;
+}
+
+int month_from_abbrev(std::string_view s, std::size_t i) {
+  static constexpr std::string_view kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                                 "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  if (i + 3 > s.size()) return 0;
+  for (int m = 0; m < 12; ++m)
+    if (s.substr(i, 3) == kMonths[m]) return m + 1;
+  return 0;
+}
+
+bool is_weekday_abbrev(std::string_view s, std::size_t i) {
+  static constexpr std::string_view kDays[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
+  if (i + 3 > s.size()) return false;
+  for (auto d : kDays)
+    if (s.substr(i, 3) == d) return true;
+  return false;
+}
+
+// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
+std::int64_t days_from_civil(std::int64_t y, int m, int d) {
+  y -= m <= 2;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const std::int64_t yoe = y - era * 400;
+  const std::int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+std::optional<std::int64_t> unix_from_civil(int y, int mo, int d, int h, int mi, int s) {
+  if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
+    return std::nullopt;
+  return days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
+}
+
+// "HH:MM:SS" at s[i].
+bool read_clock(std::string_view s, std::size_t& i, int& h, int& mi, int& sec) {
+  std::size_t j = i;
+  auto hh = read_fixed(s, j, 2);
+  if (!hh || !at(s, j, ':')) return false;
+  ++j;
+  auto mm = read_fixed(s, j, 2);
+  if (!mm || !at(s, j, ':')) return false;
+  ++j;
+  auto ss = read_fixed(s, j, 2);
+  if (!ss) return false;
+  h = *hh;
+  mi = *mm;
+  sec = *ss;
+  i = j;
+  return true;
+}
+
+// ------------------------------------------------------------------ line prefixes
+
+struct Stamp {
+  std::optional<std::int64_t> uptime_us;  // since boot
+  std::optional<std::int64_t> unix_time;
+  bool kmsg = false;
+  bool bracket = false;     // "[ 123.456]" or "[Mon Dec  1 …]"
+  bool kernel_tag = false;  // syslog/journal line tagged "kernel:"
+  bool any = false;         // some stamp or header was recognised
+};
+
+struct ParsedLine {
+  std::string_view prefix;  // the stamp part, as printed
+  std::string_view text;    // the record text after it
+  Stamp stamp;
+  int syslog_month = 0;  // month of a yearless syslog stamp, for year roll-over
+};
+
+// "<6>" priority, as `dmesg -r` and busybox print it.
+bool skip_priority(std::string_view s, std::size_t& i) {
+  if (!at(s, i, '<')) return false;
+  std::size_t j = i + 1;
+  if (!read_number(s, j, 3) || !at(s, j, '>')) return false;
+  i = j + 1;
+  return true;
+}
+
+// /dev/kmsg: "prio,seq,usec,flags[,more];text".
+bool parse_kmsg(std::string_view s, std::size_t& i, Stamp& st) {
+  std::size_t j = i;
+  if (!read_number(s, j, 4) || !at(s, j, ',')) return false;
+  ++j;
+  if (!read_number(s, j, 20) || !at(s, j, ',')) return false;
+  ++j;
+  auto usec = read_number(s, j, 18);
+  if (!usec || !at(s, j, ',')) return false;
+  ++j;
+  // Flags ("-", "c") and, with CONFIG_PRINTK_CALLER, "caller=T123": short, no spaces.
+  const std::size_t limit = j + 64;
+  while (j < s.size() && j < limit && s[j] != ';' && !is_space(s[j])) ++j;
+  if (!at(s, j, ';')) return false;
+  st.uptime_us = *usec;
+  st.kmsg = true;
+  st.any = true;
+  i = j + 1;
+  return true;
+}
+
+// `dmesg -x` / `--decode`: "kern  :warn  : ".
+bool skip_decode_prefix(std::string_view s, std::size_t& i) {
+  std::size_t j = i;
+  std::size_t start = j;
+  while (j < s.size() && j - start < 10 && (is_alpha(s[j]) || is_digit(s[j]))) ++j;
+  if (j == start) return false;
+  skip_spaces(s, j);
+  if (!at(s, j, ':')) return false;
+  ++j;
+  static constexpr std::string_view kLevels[] = {"emerg", "alert",  "crit", "err",
+                                                 "warn",  "notice", "info", "debug"};
+  std::size_t level_start = j;
+  while (j < s.size() && is_alpha(s[j]) && j - level_start < 8) ++j;
+  std::string_view level = s.substr(level_start, j - level_start);
+  bool known = false;
+  for (auto l : kLevels) known = known || level == l;
+  if (!known) return false;
+  skip_spaces(s, j);
+  if (!at(s, j, ':')) return false;
+  ++j;
+  skip_spaces(s, j);
+  i = j;
+  return true;
+}
+
+// "[ 1234.567890]" or "[Mon Dec  1 10:00:00 2025]".
+bool parse_bracket(std::string_view s, std::size_t& i, Stamp& st) {
+  if (!at(s, i, '[')) return false;
+  std::size_t j = i + 1;
+  skip_spaces(s, j);
+  if (j < s.size() && is_digit(s[j])) {
+    auto secs = read_number(s, j, 12);
+    if (!secs || !at(s, j, '.')) return false;
+    ++j;
+    if (j >= s.size() || !is_digit(s[j])) return false;
+    std::int64_t us = read_fraction_us(s, j);
+    skip_spaces(s, j);
+    if (at(s, j, '<')) {  // dmesg -d: "[ 1234.567890 <    0.000123>]"
+      const std::size_t limit = j + 32;
+      while (j < s.size() && j < limit && s[j] != '>') ++j;
+      if (!at(s, j, '>')) return false;
+      ++j;
+    }
+    if (!at(s, j, ']')) return false;
+    st.uptime_us = *secs * 1000000 + us;
+  } else {
+    // dmesg -T / --ctime: local time of the machine that printed it, zone not printed. We
+    // read it as UTC: wrong by the host's offset when it was not UTC, but the only choice
+    // that does not depend on the zone of the machine reading the file.
+    if (!is_weekday_abbrev(s, j) || !at(s, j + 3, ' ')) return false;
+    j += 4;
+    int mo = month_from_abbrev(s, j);
+    if (mo == 0) return false;
+    j += 3;
+    if (!at(s, j, ' ')) return false;
+    skip_spaces(s, j);
+    auto day = read_number(s, j, 2);
+    if (!day || !at(s, j, ' ')) return false;
+    ++j;
+    int h, mi, sec;
+    if (!read_clock(s, j, h, mi, sec) || !at(s, j, ' ')) return false;
+    ++j;
+    auto year = read_fixed(s, j, 4);
+    if (!year || !at(s, j, ']')) return false;
+    st.unix_time = unix_from_civil(*year, mo, static_cast<int>(*day), h, mi, sec);
+  }
+  st.bracket = true;
+  st.any = true;
+  i = j + 1;
+  skip_spaces(s, i);
+  return true;
+}
+
+// "2025-12-01T10:00:00[.frac|,frac][Z|+0000|+00:00]" (journalctl -o short-iso[-precise],
+// rsyslog RFC 3339, dmesg --time-format=iso). With space_sep, "2025-12-01 10:00:00" (the
+// date of journalctl -o short-full). A zone-less stamp is read as UTC.
+bool parse_iso(std::string_view s, std::size_t& i, Stamp& st, bool space_sep) {
+  std::size_t j = i;
+  auto y = read_fixed(s, j, 4);
+  if (!y || !at(s, j, '-')) return false;
+  ++j;
+  auto mo = read_fixed(s, j, 2);
+  if (!mo || !at(s, j, '-')) return false;
+  ++j;
+  auto d = read_fixed(s, j, 2);
+  if (!d || !(at(s, j, 'T') || (space_sep && at(s, j, ' ')))) return false;
+  ++j;
+  int h, mi, sec;
+  if (!read_clock(s, j, h, mi, sec)) return false;
+  if (at(s, j, '.') || at(s, j, ',')) {
+    ++j;
+    (void)read_fraction_us(s, j);
+  }
+  std::int64_t offset_s = 0;
+  if (at(s, j, 'Z')) {
+    ++j;
+  } else if (at(s, j, '+') || at(s, j, '-')) {
+    const int sign = s[j] == '-' ? -1 : 1;
+    ++j;
+    auto oh = read_fixed(s, j, 2);
+    if (!oh) return false;
+    int om = 0;
+    if (at(s, j, ':')) ++j;
+    if (j < s.size() && is_digit(s[j])) {
+      auto m = read_fixed(s, j, 2);
+      if (!m) return false;
+      om = *m;
+    }
+    offset_s = sign * (*oh * 3600 + om * 60);
+  }
+  if (j < s.size() && !is_space(s[j])) return false;
+  auto t = unix_from_civil(*y, *mo, *d, h, mi, sec);
+  if (!t) return false;
+  st.unix_time = *t - offset_s;
+  st.any = true;
+  i = j;
+  skip_spaces(s, i);
+  return true;
+}
+
+// journalctl -o short-full: "Mon 2025-12-01 10:00:00 UTC ".
+bool parse_short_full(std::string_view s, std::size_t& i, Stamp& st) {
+  if (!is_weekday_abbrev(s, i) || !at(s, i + 3, ' ')) return false;
+  std::size_t j = i + 4;
+  Stamp tmp;
+  if (!parse_iso(s, j, tmp, /*space_sep=*/true)) return false;
+  // The zone abbreviation: "UTC" is exact; any other is read as UTC too (abbreviations are
+  // ambiguous, e.g. "IST"), like dmesg -T above.
+  std::size_t zone_start = j;
+  while (j < s.size() && (is_alpha(s[j]) || s[j] == '+' || s[j] == '-' || is_digit(s[j])) &&
+         j - zone_start < 8)
+    ++j;
+  if (j == zone_start || !(j == s.size() || is_space(s[j]))) return false;
+  st = tmp;
+  i = j;
+  skip_spaces(s, i);
+  return true;
+}
+
+// Syslog / journalctl short: "Dec 01 10:00:00[.123456] ". No year.
+bool parse_syslog(std::string_view s, std::size_t& i, Stamp& st, int& month_out,
+                  std::optional<int> year) {
+  int mo = month_from_abbrev(s, i);
+  if (mo == 0 || !at(s, i + 3, ' ')) return false;
+  std::size_t j = i + 3;
+  skip_spaces(s, j);
+  auto day = read_number(s, j, 2);
+  if (!day || !at(s, j, ' ')) return false;
+  ++j;
+  int h, mi, sec;
+  if (!read_clock(s, j, h, mi, sec)) return false;
+  if (at(s, j, '.')) {
+    ++j;
+    (void)read_fraction_us(s, j);
+  }
+  if (!at(s, j, ' ')) return false;
+  if (year) st.unix_time = unix_from_civil(*year, mo, static_cast<int>(*day), h, mi, sec);
+  st.any = true;
+  month_out = mo;
+  i = j;
+  skip_spaces(s, i);
+  return true;
+}
+
+// After a syslog/journal stamp: "host kernel: " (or "host kernel[0]: "). Only skipped when
+// the first word is not itself a tag, so "…+00:00 NVRM: Xid" (dmesg iso) keeps its text.
+void skip_host_and_tag(std::string_view s, std::size_t& i, Stamp& st) {
+  std::size_t j = i;
+  std::size_t host_start = j;
+  while (j < s.size() && !is_space(s[j]) && j - host_start < 256) ++j;
+  if (j == host_start || s[j - 1] == ':' || !at(s, j, ' ')) return;
+  ++j;
+  std::size_t tag_start = j;
+  while (j < s.size() && !is_space(s[j]) && j - tag_start < 64) ++j;
+  if (j == tag_start || s[j - 1] != ':') return;
+  std::string_view tag = s.substr(tag_start, j - tag_start);
+  st.kernel_tag = starts_with(tag, "kernel");
+  i = j;
+  skip_spaces(s, i);
+}
+
+ParsedLine parse_line(std::string_view line, std::optional<int> syslog_year) {
+  ParsedLine out;
+  std::size_t i = 0;
+  Stamp& st = out.stamp;
+  skip_spaces(line, i);
+  bool prio = skip_priority(line, i);
+  if (parse_kmsg(line, i, st)) {
+    out.prefix = line.substr(0, i);
+    out.text = line.substr(i);
+    return out;
+  }
+  if (skip_decode_prefix(line, i)) st.any = true;
+  if (!parse_bracket(line, i, st)) {
+    bool stamped = parse_iso(line, i, st, /*space_sep=*/false) || parse_short_full(line, i, st) ||
+                   parse_syslog(line, i, st, out.syslog_month, syslog_year);
+    if (stamped) {
+      skip_host_and_tag(line, i, st);
+      Stamp inner;
+      if (parse_bracket(line, i, inner)) {
+        st.uptime_us = inner.uptime_us;
+        if (!st.unix_time) st.unix_time = inner.unix_time;
+        st.bracket = true;
+      }
+    }
+  }
+  if (prio) st.any = true;
+  if (!st.any) i = 0;  // leading blanks of an unstamped line matter (continuations)
+  out.prefix = line.substr(0, i);
+  out.text = line.substr(i);
+  return out;
+}
+
+// ------------------------------------------------------------------ text hygiene
+
+// Valid UTF-8 without control characters, at most max_bytes: messages end up in JSON and
+// terminals, and a garbage log must not break either.
+std::string clean_text(std::string_view s, std::size_t max_bytes = kMaxTextBytes) {
+  std::string out;
+  out.reserve(std::min(s.size(), max_bytes));
+  std::size_t i = 0;
+  while (i < s.size() && out.size() < max_bytes) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      out.push_back(c == '\t' ? ' ' : (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    int len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    bool ok = len > 0 && i + len <= s.size() && c != 0xc0 && c != 0xc1 && c <= 0xf4;
+    for (int k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+    if (ok && len == 3) {
+      auto c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);  // overlong, surrogates
+    }
+    if (ok && len == 4) {
+      auto c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
+    }
+    if (!ok || out.size() + len > max_bytes) {
+      out.push_back('?');
+      ++i;
+      continue;
+    }
+    out.append(s.substr(i, len));
+    i += len;
+  }
+  return out;
+}
+
+std::string_view rtrim(std::string_view s) {
+  while (!s.empty() && (is_space(s.back()) || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// ------------------------------------------------------------------ Xid
+
+// The rest of an Xid line after "Xid (": "PCI:0000:3b:00): 79, pid=1234, name=x, text".
+bool parse_xid_at(std::string_view s, std::size_t i, XidEvent& ev) {
+  std::size_t close = i;
+  while (close < s.size() && close - i < 96 && s[close] != ')') ++close;
+  if (!at(s, close, ')')) return false;
+  std::string_view inside = s.substr(i, close - i);
+  // MIG-era drivers may add instance ids after the bus id: keep the first word.
+  std::size_t space = inside.find_first_of(" \t");
+  std::string_view bus = inside.substr(0, space);
+  std::size_t j = close + 1;
+  if (!at(s, j, ':')) return false;
+  ++j;
+  skip_spaces(s, j);
+  auto code = read_number(s, j, 6);
+  if (!code || *code <= 0) return false;
+  if (j < s.size() && s[j] != ',' && !is_space(s[j]) && s[j] != '.') return false;
+
+  ev.code = static_cast<int>(*code);
+  if (!bus.empty()) ev.pci_bus_id = normalize_pci_bus_id(bus);
+
+  std::string_view rest = s.substr(j);
+  if (!rest.empty() && rest.front() == ',') rest.remove_prefix(1);
+  rest = trim(rest);
+  if (starts_with(rest, "pid=")) {
+    std::size_t comma = rest.find(',');
+    std::string_view value = trim(rest.substr(4, comma == npos ? npos : comma - 4));
+    if (auto pid = parse_int(value); pid && *pid >= 0 && *pid <= std::numeric_limits<int>::max())
+      ev.pid = static_cast<int>(*pid);
+    rest = comma == npos ? std::string_view() : trim(rest.substr(comma + 1));
+  }
+  if (starts_with(rest, "name=")) {
+    // Task names may hold spaces ("Isolated Web Co"); the driver ends the field with ", ".
+    std::size_t end = rest.find(", ");
+    std::string_view value = rtrim(rest.substr(5, end == npos ? npos : end - 5));
+    if (!value.empty() && value != "<unknown>" && value != "'<unknown>'")
+      ev.process = clean_text(value, 64);
+    rest = end == npos ? std::string_view() : trim(rest.substr(end + 2));
+  }
+  ev.message = clean_text(rtrim(rest));
+  return true;
+}
+
+// ------------------------------------------------------------------ records
+
+struct State {
+  const KernelLogParseOptions& options;
+  KernelLogParseStats* stats;
+  KernelLog& out;
+  std::optional<int> syslog_year;
+  int last_syslog_month = 0;
+
+  // The record being assembled (a stamped line and its indented continuation lines).
+  bool active = false;
+  std::string_view prefix;
+  std::string_view text;
+  Stamp stamp;
+  std::string joined;  // text + continuations, only when there are continuations
+  bool has_continuation = false;
+  bool xid_found = false;
+};
+
+XidEvent event_from_stamp(const Stamp& st, std::optional<std::int64_t> boot) {
+  XidEvent ev;
+  if (st.uptime_us) ev.uptime_s = static_cast<double>(*st.uptime_us) / 1e6;
+  if (st.unix_time)
+    ev.unix_time = st.unix_time;
+  else if (st.uptime_us && boot)
+    ev.unix_time = *boot + *st.uptime_us / 1000000;
+  return ev;
+}
+
+std::string render_prefix(const State& s) {
+  if (!s.stamp.kmsg) return std::string(trim(s.prefix));
+  // Render a kmsg record's stamp the way dmesg prints it.
+  char buf[48];
+  const std::int64_t us = s.stamp.uptime_us.value_or(0);
+  std::snprintf(buf, sizeof buf, "[%5" PRId64 ".%06" PRId64 "]", us / 1000000, us % 1000000);
+  return buf;
+}
+
+// kmsg escapes the newlines of a multi-line record as "\x0a"; NVRM repeats its tag on each.
+std::string join_escaped_lines(std::string_view text) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t esc = find(text, "\\x0a", i);
+    if (esc == npos) {
+      out.append(text.substr(i));
+      break;
+    }
+    out.append(text.substr(i, esc - i));
+    i = esc + 4;
+    std::size_t j = i;
+    skip_spaces(text, j);
+    if (starts_at(text, j, "NVRM: ")) j += 6;
+    i = j;
+    if (i < text.size()) out.push_back(' ');
+  }
+  return out;
+}
+
+void finish_record(State& s) {
+  if (!s.active) return;
+  std::string_view full = s.has_continuation ? std::string_view(s.joined) : s.text;
+  if (contains(full, "fallen off the bus") && (s.xid_found || contains(full, "NVRM"))) {
+    std::string entry = render_prefix(s);
+    if (!entry.empty()) entry.push_back(' ');
+    entry += contains(full, "\\x0a") ? join_escaped_lines(full) : std::string(full);
+    s.out.fallen_off_bus.push_back(clean_text(rtrim(entry)));
+  }
+  s.active = false;
+  s.has_continuation = false;
+  s.joined.clear();
+  s.xid_found = false;
+}
+
+// "NVRM: GPU at PCI:0000:9b:00: GPU-509665ad-b600-ac93-3616-d754b23d636d"
+void note_gpu_uuid(std::string_view text, KernelLogParseStats& stats) {
+  std::size_t at_pos = find(text, "GPU at PCI:");
+  if (at_pos == npos) return;
+  std::size_t bus_start = at_pos + 7;
+  std::size_t sep =
+      find(text.substr(0, std::min(text.size(), bus_start + 48)), ": GPU-", bus_start);
+  if (sep == npos) return;
+  auto bus = normalize_pci_bus_id(text.substr(bus_start, sep - bus_start));
+  if (!bus) return;
+  std::size_t u = sep + 2;
+  std::size_t end = u + 4;
+  while (end < text.size() && end - u < 64 &&
+         (is_digit(text[end]) || (text[end] >= 'a' && text[end] <= 'f') ||
+          (text[end] >= 'A' && text[end] <= 'F') || text[end] == '-'))
+    ++end;
+  if (end == u + 4) return;
+  stats.gpu_uuid_by_bus_id[*bus] = std::string(text.substr(u, end - u));
+}
+
+void process_line(State& s, std::string_view line) {
+  line = rtrim(line);
+  if (s.stats) ++s.stats->lines;
+
+  // "-- Logs begin at Mon 2025-12-01 …" (journalctl): the year syslog stamps lack.
+  if (!s.syslog_year &&
+      (starts_with(line, "-- Logs begin at ") || starts_with(line, "-- Journal begins at "))) {
+    std::size_t i = line.find(" at ") + 4;
+    if (is_weekday_abbrev(line, i) && at(line, i + 3, ' ')) {
+      std::size_t j = i + 4;
+      if (auto y = read_fixed(line, j, 4); y && at(line, j, '-')) s.syslog_year = *y;
+    }
+  }
+
+  ParsedLine pl = parse_line(line, s.syslog_year);
+  if (pl.syslog_month != 0) {
+    // A yearless log that goes from December to January has crossed a New Year.
+    if (s.syslog_year && s.last_syslog_month != 0 && pl.syslog_month < s.last_syslog_month) {
+      ++*s.syslog_year;
+      pl = parse_line(line, s.syslog_year);
+    }
+    s.last_syslog_month = pl.syslog_month;
+  }
+
+  const bool continuation =
+      !pl.stamp.any && !line.empty() && is_space(line.front()) && s.active && !s.stamp.kmsg;
+  std::string_view text = pl.text;
+  if (continuation) {
+    // dmesg indents the later lines of a multi-line record (kmsg puts dictionary
+    // "KEY=value" lines there instead, which are skipped).
+    std::string_view cont = trim(text);
+    if (starts_with(cont, "NVRM: ")) cont.remove_prefix(6);
+    if (!s.has_continuation) {
+      s.joined.assign(s.text.substr(0, kMaxRecordBytes));
+      s.has_continuation = true;
+    }
+    if (s.joined.size() < kMaxRecordBytes) {
+      s.joined.push_back(' ');
+      s.joined.append(cont.substr(0, kMaxRecordBytes - s.joined.size()));
+    }
+  } else if (!pl.stamp.any && !line.empty() && is_space(line.front()) && s.active && s.stamp.kmsg) {
+    return;  // kmsg dictionary line
+  } else {
+    finish_record(s);
+    s.active = true;
+    s.prefix = pl.prefix;
+    s.text = text;
+    s.stamp = pl.stamp;
+  }
+
+  if (s.stats && contains(text, "GPU at PCI:")) note_gpu_uuid(text, *s.stats);
+
+  std::size_t pos = find(text, "Xid (");
+  if (pos == npos) return;
+  XidEvent ev = event_from_stamp(s.stamp, s.options.boot_unix_time);
+  while (pos != npos) {
+    if (parse_xid_at(text, pos + 5, ev)) {
+      s.out.xids.push_back(std::move(ev));
+      s.xid_found = true;
+      return;
+    }
+    pos = find(text, "Xid (", pos + 5);
+  }
+  if (s.stats) ++s.stats->unparsed_xid_lines;
+}
+
+}  // namespace
+
+void parse_kernel_log(std::string_view text, KernelLog& out,
+                      std::optional<std::int64_t> boot_unix_time) {
+  KernelLogParseOptions options;
+  options.boot_unix_time = boot_unix_time;
+  parse_kernel_log(text, out, options, nullptr);
+}
+
+void parse_kernel_log(std::string_view text, KernelLog& out, const KernelLogParseOptions& options,
+                      KernelLogParseStats* stats) {
+  State s{options, stats, out, options.syslog_year};
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const void* nl = memchr(text.data() + i, '\n', text.size() - i);
+    std::size_t end =
+        nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - text.data()) : text.size();
+    process_line(s, text.substr(i, end - i));
+    i = end + 1;
+  }
+  finish_record(s);
+}
+
+bool looks_like_kernel_log(std::string_view text) {
+  if (contains(text, "NVRM: ") || contains(text, "NVRM:Xid") || contains(text, "Xid (PCI:"))
+    return true;
+  int lines = 0;
+  int stamped = 0;
+  std::size_t i = 0;
+  while (i < text.size() && lines < 200 && i < (64u << 10)) {
+    const void* nl = memchr(text.data() + i, '\n', text.size() - i);
+    std::size_t end =
+        nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - text.data()) : text.size();
+    std::string_view line = rtrim(text.substr(i, end - i));
+    i = end + 1;
+    if (trim(line).empty()) continue;
+    ++lines;
+    const Stamp st = parse_line(line, std::nullopt).stamp;
+    if (st.kmsg || st.bracket || st.kernel_tag) ++stamped;
+  }
+  return stamped >= 3 && stamped * 2 >= lines;
+}
+
+}  // namespace gpuvet::import

@@ -1,0 +1,235 @@
+#include "import/load.h"
+
+#include "import/importer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace gpuvet::import {
+namespace {
+
+TEST(SessionSplitTest, SplitsAtKnownCommandPrompts) {
+  const std::string text =
+      "user@node7:~$ nvidia-smi topo -m\n"
+      "\tGPU0\tGPU1\n"
+      "GPU0\t X \tNV18\n"
+      "$ dmesg -T | grep -i xid\n"
+      "[Mon Dec  1 10:00:00 2025] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, GPU has fallen "
+      "off the bus.\n"
+      "[root@n1 ~]# lscpu\n"
+      "Architecture: x86_64\n";
+  auto parts = split_session(text);
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[0].command, "nvidia-smi topo -m");
+  EXPECT_NE(parts[0].text.find("NV18"), std::string_view::npos);
+  EXPECT_EQ(parts[1].command, "dmesg -T | grep -i xid");
+  EXPECT_EQ(parts[2].command, "lscpu");
+}
+
+TEST(SessionSplitTest, CommentLinesOfOutputsAreNotPrompts) {
+  // pmon and nccl-tests print lines starting with "# ": not commands.
+  const std::string text =
+      "# gpu         pid  type    sm   mem\n# Idx           #     C     %     %\n    0      1234   "
+      "  C    98    40\n";
+  auto parts = split_session(text);
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0].command, "");
+  EXPECT_EQ(parts[0].text.size(), text.size());
+}
+
+TEST(ImportTextTest, UnrecognisedIsANoteNotAFailure) {
+  auto f = import_text("hello world\nthis is not a GPU tool output\n", "notes.txt");
+  ASSERT_EQ(f.imported.size(), 1u);
+  EXPECT_EQ(f.imported[0].format, "unrecognised");
+  ASSERT_FALSE(f.notes.empty());
+  EXPECT_NE(f.notes[0].find("notes.txt: not recognised"), std::string::npos);
+}
+
+TEST(ImportTextTest, KernelLogIsRecognisedByContent) {
+  auto f = import_text(
+      "[ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off "
+      "the bus.\n",
+      "out.txt");
+  ASSERT_EQ(f.imported.size(), 1u);
+  EXPECT_EQ(f.imported[0].format, "kernel-log");
+  ASSERT_EQ(f.kernel_log.xids.size(), 1u);
+  EXPECT_EQ(f.kernel_log.xids[0].code, 79);
+}
+
+TEST(ImportTextTest, GarbageNeverCrashes) {
+  std::string junk;
+  for (int i = 0; i < 1 << 20; ++i) junk.push_back(static_cast<char>((i * 2654435761u) >> 24));
+  auto f = import_text(junk, "junk.bin");
+  EXPECT_FALSE(f.imported.empty());
+}
+
+TEST(MergeTest, SameGpuByBusIdAndConflictsAreNoted) {
+  Facts a, b;
+  GpuFacts g;
+  g.index = 0;
+  g.pci_bus_id = "0000:3b:00.0";
+  g.name = "NVIDIA H100 80GB HBM3";
+  g.pcie.width_max = 16;
+  a.gpus.push_back(g);
+  GpuFacts h = g;
+  h.index = 0;
+  h.pcie.width_max = 8;  // a different input disagrees
+  h.clocks.sm_mhz = 1980;
+  b.gpus.push_back(h);
+  merge_facts(a, std::move(b), "second.txt");
+  ASSERT_EQ(a.gpus.size(), 1u);
+  EXPECT_EQ(a.gpus[0].pcie.width_max, 16);
+  EXPECT_EQ(a.gpus[0].clocks.sm_mhz, 1980);
+  ASSERT_EQ(a.notes.size(), 1u);
+  EXPECT_NE(a.notes[0].find("GPU0 pcie.width_max is 16"), std::string::npos) << a.notes[0];
+  EXPECT_NE(a.notes[0].find("second.txt"), std::string::npos);
+}
+
+TEST(MergeTest, IndexOnlyInputJoinsTheNamedGpu) {
+  Facts a, b;
+  GpuFacts g;
+  g.index = 1;
+  g.pci_bus_id = "0000:3b:00.0";
+  a.gpus.push_back(g);
+  GpuFacts t;  // e.g. from topo -m: index and CPU affinity only
+  t.index = 1;
+  t.cpu_affinity = {0, 1, 2};
+  b.gpus.push_back(t);
+  merge_facts(a, std::move(b), "topo.txt");
+  ASSERT_EQ(a.gpus.size(), 1u);
+  EXPECT_EQ(a.gpus[0].cpu_affinity.size(), 3u);
+}
+
+// pmon knows GPUs by index only: in a session with a fuller description of the same GPUs, in
+// either order, they merge instead of doubling.
+TEST(MergeTest, PmonIndexOnlyGpusJoinTheQueriedOnes) {
+  const std::string pmon =
+      "$ nvidia-smi pmon -c 1\n"
+      "# gpu        pid  type    sm   mem   enc   dec   command\n"
+      "# Idx          #   C/G     %     %     %     %   name\n"
+      "    0      24819    C     72    61     0     0   python\n"
+      "    1          -    -      -     -     -     -   -\n";
+  const std::string query =
+      "$ nvidia-smi --query-gpu=index,pci.bus_id,name --format=csv\n"
+      "index, pci.bus_id, name\n"
+      "0, 00000000:18:00.0, NVIDIA H100 80GB HBM3\n"
+      "1, 00000000:2A:00.0, NVIDIA H100 80GB HBM3\n";
+  for (const std::string& session : {pmon + query, query + pmon}) {
+    Facts f = import_text(session, "ticket.txt");
+    ASSERT_EQ(f.imported.size(), 2u);
+    for (const auto& i : f.imported) EXPECT_NE(i.format, "unrecognised") << i.path;
+    ASSERT_EQ(f.gpus.size(), 2u);
+    EXPECT_EQ(f.gpus[0].index, 0);
+    EXPECT_EQ(f.gpus[0].pci_bus_id, "0000:18:00.0");
+    EXPECT_EQ(f.gpus[1].index, 1);
+    EXPECT_EQ(f.gpus[1].pci_bus_id, "0000:2a:00.0");
+    EXPECT_EQ(f.gpus[1].name, "NVIDIA H100 80GB HBM3");
+    ASSERT_EQ(f.processes.size(), 1u);
+    EXPECT_EQ(f.processes[0].gpu, 0);
+    for (const auto& n : f.notes) EXPECT_EQ(n.find("conflict"), std::string::npos) << n;
+  }
+}
+
+TEST(MergeTest, SeriesBindingsScaleRunsAndClockAreKept) {
+  Facts a, b;
+  a.host.uptime_s = 100.5;
+  GpuSample s;
+  s.gpu = 0;
+  s.t_s = 1;
+  a.samples.push_back(s);
+  b.host.uptime_s = 200;
+  b.host.collected_unix = 1764669600;
+  b.samples.push_back(s);
+  b.numa_bindings.push_back({std::nullopt, {0, 1}, {0}, "numactl --show"});
+  ScaleRun run;
+  run.workload = "train";
+  run.gpus = 4;
+  b.scale_runs.push_back(run);
+  merge_facts(a, std::move(b), "second.txt");
+  EXPECT_EQ(a.host.uptime_s, 100.5);  // the first input's
+  EXPECT_EQ(a.host.collected_unix, 1764669600);
+  EXPECT_EQ(a.samples.size(), 2u);
+  ASSERT_EQ(a.numa_bindings.size(), 1u);
+  EXPECT_EQ(a.numa_bindings[0].cpus, (std::vector<int>{0, 1}));
+  ASSERT_EQ(a.scale_runs.size(), 1u);
+  EXPECT_EQ(a.scale_runs[0].gpus, 4);
+}
+
+TEST(ImportPathTest, DirectoryIsWalkedAndNamesDoNotMatter) {
+  auto dir =
+      std::filesystem::temp_directory_path() / ("gpuvet-import-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "sub");
+  std::ofstream(dir / "sub" / "gpu0.png")
+      << "[ 10.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=7, name=a.out, Graphics Exception\n";
+  std::ofstream(dir / "readme.md") << "# my notes\n";
+  auto f = import_path(dir.string());
+  ASSERT_TRUE(f.is_ok()) << f.status().to_string();
+  EXPECT_EQ(f.value().kernel_log.xids.size(), 1u);
+  EXPECT_EQ(f.value().imported.size(), 2u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ImportPathTest, MissingPathIsNotFound) {
+  EXPECT_EQ(import_path("/nonexistent/gpuvet-bundle").status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace gpuvet::import
+
+namespace gpuvet::import {
+namespace {
+
+TEST(ImportTextTest, PromptTellsWhichP2pMatrixItIs) {
+  const std::string session =
+      "root@node:~# nvidia-smi topo -p2p w\n"
+      " \tGPU0\tGPU1\t\n"
+      " GPU0\tX\tCNS\t\n"
+      " GPU1\tCNS\tX\t\n"
+      "\n"
+      "Legend:\n"
+      "\n"
+      "  X    = Self\n"
+      "  OK   = Status Ok\n"
+      "  CNS  = Chipset not supported\n"
+      "  GNS  = GPU not supported\n"
+      "  TNS  = Topology not supported\n"
+      "  NS   = Not supported\n"
+      "  U    = Unknown\n";
+  auto f = import_text(session, "ticket.txt");
+  ASSERT_EQ(f.imported.size(), 1u);
+  EXPECT_EQ(f.imported[0].format, "topo-p2p");
+  ASSERT_EQ(f.pairs.size(), 1u);
+  EXPECT_EQ(f.pairs[0].p2p_write, P2PStatus::kChipsetNotSupported);
+  EXPECT_FALSE(f.pairs[0].p2p_read);
+}
+
+}  // namespace
+}  // namespace gpuvet::import
+
+namespace gpuvet::import {
+namespace {
+
+TEST(ImportTextTest, DriverFilesFromProc) {
+  auto params = import_text(
+      "ResmanDebugLevel: 4294967295\nEnableMSI: 1\nNvLinkDisable: 1\nEnableResizableBar: 0\n", "p");
+  EXPECT_EQ(params.imported[0].format, "nvidia-driver-params");
+  EXPECT_EQ(params.host.nvlink_disabled_by_driver, true);
+  auto version = import_text(
+      "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  "
+      "(dvs-builder@U22)\n"
+      "GCC version:  gcc version 13.3.0\n",
+      "v");
+  EXPECT_EQ(version.imported[0].format, "nvidia-driver-version");
+  EXPECT_EQ(version.host.driver_version.value_or(""), "580.159.04");
+  // Every importer takes empty and one-byte inputs (the fuzzer found an empty-input crash).
+  for (const auto& imp : importers()) {
+    Facts f;
+    (void)imp.parse("", f);
+    (void)imp.parse("\n", f);
+  }
+}
+
+}  // namespace
+}  // namespace gpuvet::import

@@ -1,0 +1,152 @@
+// `gpuvet bench` output: matrices like the reference tools print them (N/A where a cell does
+// not apply), each value with its spread and the comparison with what the link should give,
+// then the P2P truth table; and the same as JSON.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "gpuvet/report.h"
+
+namespace gpuvet {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string cell_text(const BenchCell& c) {
+  if (c.error) return "ERROR";
+  if (!c.value) return "N/A";
+  return fmt::format("{:.2f}{}", *c.value, c.via_host ? "*" : "");
+}
+
+template <typename T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+const char* p2p_code(const std::optional<P2PStatus>& s) { return s ? p2p_status_code(*s) : "-"; }
+
+std::string yes_no(const std::optional<bool>& b) { return b ? (*b ? "yes" : "NO") : "-"; }
+
+}  // namespace
+
+std::string render_bench_text(const BenchReport& report) {
+  std::ostringstream o;
+  for (const auto& m : report.results) {
+    o << m.key << " — " << m.title;
+    if (!m.unit.empty()) o << " (" << m.unit << ")";
+    o << "\n";
+    if (m.skipped) {
+      o << "  skipped: " << *m.skipped << "\n\n";
+      continue;
+    }
+    if (m.error) {
+      o << "  ERROR: " << *m.error << "\n\n";
+      continue;
+    }
+    std::size_t label = 6;
+    for (const auto& r : m.rows) label = std::max(label, r.size() + 1);
+    o << fmt::format("  {:<{}}", "", label);
+    for (const auto& c : m.cols) o << fmt::format("{:>12}", c);
+    o << "\n";
+    for (std::size_t r = 0; r < m.cells.size(); ++r) {
+      o << fmt::format("  {:<{}}", r < m.rows.size() ? m.rows[r] : "", label);
+      for (const auto& cell : m.cells[r]) o << fmt::format("{:>12}", cell_text(cell));
+      o << "\n";
+    }
+    // Spread, expectation and errors, cell by cell, only where there is something to say.
+    for (std::size_t r = 0; r < m.cells.size(); ++r)
+      for (std::size_t c = 0; c < m.cells[r].size(); ++c) {
+        const BenchCell& cell = m.cells[r][c];
+        const std::string where = (r < m.rows.size() ? m.rows[r] : "") +
+                                  (m.cols.size() > 1 && c < m.cols.size() ? " → " + m.cols[c] : "");
+        if (cell.error) o << "  " << where << ": ERROR " << *cell.error << "\n";
+        if (cell.value && cell.expected && *cell.expected > 0)
+          o << fmt::format(
+              "  {}: {:.2f} {} = {:.0f} % of the {:.1f} expected{}{}\n", where, *cell.value, m.unit,
+              100.0 * *cell.value / *cell.expected, *cell.expected,
+              cell.spread_pct ? fmt::format(", spread {:.1f} %", *cell.spread_pct) : "",
+              cell.verified ? ", data verified" : "");
+      }
+    bool via_host = false;
+    for (const auto& row : m.cells)
+      for (const auto& cell : row) via_host |= cell.via_host;
+    if (via_host) o << "  * no P2P between these GPUs: measured through host memory\n";
+    for (const auto& n : m.notes) o << "  note: " << n << "\n";
+    o << fmt::format("  ({:.0f} ms)\n\n", m.wall_ms);
+  }
+  if (!report.p2p_truth.empty()) {
+    o << "p2p_truth — claimed vs working, per GPU pair\n";
+    o << fmt::format("  {:<12}{:>6}{:>6}{:>10}{:>10}{:>10}{:>8}{:>8}  {}\n", "pair", "path", "nvml",
+                     "cuda", "copy ok", "GB/s", "nccl", "acs", "verdict");
+    for (const auto& t : report.p2p_truth)
+      o << fmt::format("  {:<12}{:>6}{:>6}{:>10}{:>10}{:>10}{:>8}{:>8}  {}\n",
+                       fmt::format("GPU{}-GPU{}", t.a, t.b), path_type_name(t.path),
+                       p2p_code(t.nvml_read), yes_no(t.cuda_can_access), yes_no(t.copy_verified),
+                       t.copy_gbps ? fmt::format("{:.1f}", *t.copy_gbps) : "-",
+                       yes_no(t.nccl_allreduce_ok), yes_no(t.acs_redirect), t.verdict);
+    o << "\n";
+  }
+  for (const auto& n : report.notes) o << "note: " << n << "\n";
+  o << fmt::format("total {:.2f} s\n", report.wall_ms / 1000.0);
+  return o.str();
+}
+
+std::string bench_to_json(const BenchReport& report, int indent) {
+  json results = json::array();
+  for (const auto& m : report.results) {
+    json cells = json::array();
+    for (const auto& row : m.cells) {
+      json r = json::array();
+      for (const auto& c : row)
+        r.push_back({{"value", opt(c.value)},
+                     {"spread_pct", opt(c.spread_pct)},
+                     {"expected", opt(c.expected)},
+                     {"error", opt(c.error)},
+                     {"via_host", c.via_host},
+                     {"verified", c.verified}});
+      cells.push_back(r);
+    }
+    results.push_back({{"key", m.key},
+                       {"title", m.title},
+                       {"unit", m.unit},
+                       {"rows", m.rows},
+                       {"cols", m.cols},
+                       {"row_gpu", m.row_gpu},
+                       {"col_gpu", m.col_gpu},
+                       {"size_bytes", opt(m.size_bytes)},
+                       {"cells", cells},
+                       {"skipped", opt(m.skipped)},
+                       {"error", opt(m.error)},
+                       {"notes", m.notes},
+                       {"wall_ms", m.wall_ms}});
+  }
+  json truth = json::array();
+  for (const auto& t : report.p2p_truth)
+    truth.push_back(
+        {{"subject", fmt::format("GPU{}-GPU{}", t.a, t.b)},
+         {"path", path_type_name(t.path)},
+         {"nvml_read", t.nvml_read ? json(p2p_status_code(*t.nvml_read)) : json(nullptr)},
+         {"cuda_can_access", opt(t.cuda_can_access)},
+         {"enable_error", opt(t.enable_error)},
+         {"copy_verified", opt(t.copy_verified)},
+         {"copy_gbps", opt(t.copy_gbps)},
+         {"nccl_allreduce_ok", opt(t.nccl_allreduce_ok)},
+         {"nccl_transport", opt(t.nccl_transport)},
+         {"acs_redirect", opt(t.acs_redirect)},
+         {"iommu_translated", opt(t.iommu_translated)},
+         {"verdict", t.verdict}});
+  json doc = {{"schema", "gpuvet.bench/1"},
+              {"tool", {{"name", "gpuvet"}, {"version", GPUVET_VERSION}}},
+              {"cuda_available", report.cuda_available},
+              {"nccl_version", opt(report.nccl_version)},
+              {"wall_ms", report.wall_ms},
+              {"results", results},
+              {"p2p_truth", truth},
+              {"notes", report.notes}};
+  return doc.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace gpuvet
