@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
+#include "gpuvet/import.h"
 #include "import/importer.h"
 
 #include "core/util.h"
@@ -184,3 +185,17 @@ const std::vector<Importer>& importers() {
 }
 
 }  // namespace gpuvet::import
+
+namespace gpuvet {
+
+std::span<const FormatInfo> import_formats() {
+  static const std::vector<FormatInfo> formats = [] {
+    std::vector<FormatInfo> v;
+    for (const auto& imp : import::importers())
+      v.push_back({imp.format, imp.description, imp.fills});
+    return v;
+  }();
+  return formats;
+}
+
+}  // namespace gpuvet

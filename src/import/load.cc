@@ -268,6 +268,12 @@ std::vector<SessionPart> split_session(std::string_view text) {
   return parts;
 }
 
+}  // namespace gpuvet::import
+
+namespace gpuvet {
+
+using namespace import;  // the helpers above
+
 Facts import_text(std::string_view text, const std::string& origin, const ImportOptions& options) {
   Facts out;
   const auto parts = split_session(text);
@@ -321,6 +327,10 @@ Facts import_text(std::string_view text, const std::string& origin, const Import
   }
   return out;
 }
+
+}  // namespace gpuvet
+
+namespace gpuvet::import {
 
 void merge_facts(Facts& into, Facts&& from, const std::string& origin) {
   merge_host(into.host, from.host, origin, into.notes);
@@ -392,6 +402,12 @@ void merge_facts(Facts& into, Facts&& from, const std::string& origin) {
   for (auto& n : from.notes) into.notes.push_back(origin + ": " + n);
 }
 
+}  // namespace gpuvet::import
+
+namespace gpuvet {
+
+using namespace import;  // the helpers above
+
 Result<Facts> import_path(const std::string& path, const ImportOptions& options) {
   std::error_code ec;
   auto status = fs::symlink_status(path, ec);
@@ -451,4 +467,4 @@ Result<Facts> import_path(const std::string& path, const ImportOptions& options)
   return all;
 }
 
-}  // namespace gpuvet::import
+}  // namespace gpuvet

@@ -17,15 +17,15 @@
 #include <vector>
 
 #include "gpuvet/facts.h"
+#include "gpuvet/import.h"
 #include "gpuvet/status.h"
 
 namespace gpuvet::import {
 
-struct ImportOptions {
-  std::size_t max_file_bytes = 512u << 20;  // larger files are listed, not read
-  std::size_t max_files = 20000;
-  int min_confidence = 20;  // sniff score below which a part is "unrecognised"
-};
+// The public entry points (gpuvet/import.h), named here as the importers use them.
+using gpuvet::import_path;
+using gpuvet::import_text;
+using gpuvet::ImportOptions;
 
 // One command's output inside a pasted session.
 struct SessionPart {
@@ -36,15 +36,6 @@ struct SessionPart {
 // Splits at prompt lines ("$ nvidia-smi -q", "root@node:~# dmesg", "[me@n1 ~]$ lscpu")
 // whose command is one gpuvet knows; text without such lines is one part.
 std::vector<SessionPart> split_session(std::string_view text);
-
-// Recognises and imports one text (file contents), splitting sessions. `origin`
-// names it in notes and in Facts::imported.
-Facts import_text(std::string_view text, const std::string& origin,
-                  const ImportOptions& options = {});
-
-// Reads `path` (file or directory). Fails (kNotFound / kPermissionDenied /
-// kInvalidInput) only when the path itself cannot be read or holds no file.
-Result<Facts> import_path(const std::string& path, const ImportOptions& options = {});
 
 // Merges `from` (one input's facts) into `into`. Conflicts on stable facts are
 // added to into.notes with both origins.

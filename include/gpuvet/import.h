@@ -1,0 +1,46 @@
+// gpuvet/import.h — offline input: the saved outputs of triage commands, read into Facts.
+//
+// A path is a file or a directory (walked recursively, links not followed); a text is one
+// file's contents or a pasted terminal session. Each part is recognised by content (never by
+// file name) among the formats listed by import_formats(), imported into the same Facts model
+// the live probes fill, and merged: inputs that describe the same GPU are joined, and a
+// disagreement on a stable fact is a note naming both origins. Stateless free functions;
+// thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "gpuvet/facts.h"
+#include "gpuvet/status.h"
+
+namespace gpuvet {
+
+struct ImportOptions {
+  std::size_t max_file_bytes = 512u << 20;  // larger files are listed, not read
+  std::size_t max_files = 20000;
+  int min_confidence = 20;  // sniff score below which a part is "unrecognised"
+};
+
+// One recognised input format, for help and docs (docs/formats.md is made from these).
+struct FormatInfo {
+  const char* format;       // stable id: "nvidia-smi-q-xml", "topo-m", "dmesg", …
+  const char* description;  // "nvidia-smi -q -x (XML)"
+  const char* fills;        // the facts it can fill
+};
+
+// Every format gpuvet recognises, in registry order. Static data: valid for the process.
+std::span<const FormatInfo> import_formats();
+
+// Recognises and imports one text (file contents), splitting pasted sessions at prompt
+// lines. `origin` names it in notes and in Facts::imported.
+Facts import_text(std::string_view text, const std::string& origin,
+                  const ImportOptions& options = {});
+
+// Reads `path` (file or directory). Fails (kNotFound / kPermissionDenied / kInvalidInput)
+// only when the path itself cannot be read or holds no file.
+Result<Facts> import_path(const std::string& path, const ImportOptions& options = {});
+
+}  // namespace gpuvet
