@@ -12,27 +12,18 @@
 //   * the destination is checked against the source's pattern after the samples.
 // Every CUDA call is checked; a failure fails only the cell (or the matrix for setup work)
 // with "cudaErrorXxx: text". After a sticky error the device's context is unusable until a
-// reset (which we must not do behind the caller's back), so the device is remembered as
-// dead and every later cell that needs it says why it was not run.
+// reset (which we must not do behind the caller's back), so the device is recorded in the
+// run's DeviceHealth and every later cell that needs it says why it was not run. The CUDA
+// handles, error text and NUMA-placed host memory come from the kit in src/gpu/.
 #include <cuda_runtime.h>
-
-#include <sched.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <fstream>
-#include <iterator>
-#include <map>
-#include <mutex>
 #include <random>
 #include <sstream>
 #include <string>
@@ -41,6 +32,9 @@
 #include <vector>
 
 #include "bench/cuda_bench.h"
+#include "gpu/cuda_resources.h"
+#include "gpu/cuda_status.h"
+#include "gpu/device_health.h"
 
 namespace gpuvet::bench {
 namespace {
@@ -49,94 +43,15 @@ constexpr double kBytesPerGB = 1e9;
 // A spin kernel gives up after this long: the host never needs more than a few ms to queue
 // a sample, so hitting it means something stalled, and a hang would be worse than a late start.
 constexpr unsigned long long kSpinTimeoutNs = 2'000'000'000ull;
-constexpr int kCopyThreads = 512;      // per block of the SM copy kernel
-constexpr int kUtilThreads = 256;      // fill / compare kernels
+constexpr int kCopyThreads = 512;              // per block of the SM copy kernel
+constexpr int kUtilThreads = 256;              // fill / compare kernels
 constexpr std::size_t kChaseBytes = 1u << 20;  // pointer-chase working set
 constexpr std::size_t kChaseStride = 64;       // one node per 64 B: no two share a sector
 constexpr int kChaseWarmupSteps = 256;
 constexpr std::size_t kTruthCopyBytes = 64u << 20;
 constexpr int kTruthSamples = 3;
 
-// ------------------------------------------------------------------------------ status
-
-// The first failure of a sequence of steps; empty text means success. `code` is set for CUDA
-// failures so sticky errors can be recognised; other failures (timeouts, wrong data) carry
-// only text.
-struct Status {
-  cudaError_t code = cudaSuccess;
-  std::string text;
-  bool ok() const { return text.empty(); }
-};
-
-std::string cuda_text(cudaError_t e) {
-  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
-}
-
-Status from_cuda(cudaError_t e) {
-  Status s;
-  if (e == cudaSuccess) return s;
-  (void)cudaGetLastError();  // clear a non-sticky error so the next launch check is clean
-  s.code = e;
-  s.text = cuda_text(e);
-  return s;
-}
-
-Status failure(std::string text) {
-  Status s;
-  s.text = std::move(text);
-  return s;
-}
-
-#define GV_TRY(expr)                          \
-  do {                                        \
-    ::gpuvet::bench::Status gv_s_ = (expr);   \
-    if (!gv_s_.ok()) return gv_s_;            \
-  } while (0)
-#define GV_CUDA(call) GV_TRY(from_cuda(call))
-
-// Errors after which the context is corrupt: every later call on the device fails too.
-bool is_sticky(cudaError_t e) {
-  switch (e) {
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchFailure:
-    case cudaErrorLaunchTimeout:
-    case cudaErrorHardwareStackError:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorInvalidPc:
-    case cudaErrorAssert:
-    case cudaErrorECCUncorrectable:
-    case cudaErrorNvlinkUncorrectable:
-    case cudaErrorContextIsDestroyed:
-    case cudaErrorExternalDevice:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Devices whose context saw a sticky error, process-wide: later benchmarks skip them too.
-std::mutex g_dead_mutex;
-std::map<int, std::string> g_dead;
-
-std::string dead_reason(int dev) {
-  std::lock_guard<std::mutex> lock(g_dead_mutex);
-  auto it = g_dead.find(dev);
-  return it == g_dead.end() ? std::string() : it->second;
-}
-
-Status dead_status(int dev) {
-  std::string why = dead_reason(dev);
-  if (why.empty()) return {};
-  return failure("not run: GPU" + std::to_string(dev) + " unusable after " + why);
-}
-
-void remember_failure(int dev, const Status& s) {
-  if (dev < 0 || !is_sticky(s.code)) return;
-  std::lock_guard<std::mutex> lock(g_dead_mutex);
-  g_dead.emplace(dev, s.text);
-}
+using gpu::GpuStatus;
 
 void add_note_once(std::vector<std::string>& notes, const std::string& note) {
   if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
@@ -150,163 +65,14 @@ std::string gbps_text(double v) {
   return out.str();
 }
 
-// Runs fn(device) with `dev` current, restoring the previous device; for destructors, which
-// must free on the owning device and cannot report failures.
-template <class Fn>
-void on_device(int dev, Fn&& fn) {
-  int prev = -1;
-  if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
-  if (dev >= 0) (void)cudaSetDevice(dev);
-  fn();
-  if (prev >= 0 && prev != dev) (void)cudaSetDevice(prev);
-  (void)cudaGetLastError();
-}
-
-// ------------------------------------------------------------------------------ RAII
-
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept { swap(o); }
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    DeviceBuffer tmp(std::move(o));
-    swap(tmp);
-    return *this;
-  }
-  ~DeviceBuffer() {
-    if (p_) on_device(dev_, [&] { (void)cudaFree(p_); });
-  }
-
-  Status allocate(int dev, std::size_t bytes) {
-    *this = DeviceBuffer();
-    GV_CUDA(cudaSetDevice(dev));
-    void* p = nullptr;
-    GV_CUDA(cudaMalloc(&p, bytes));
-    p_ = p;
-    dev_ = dev;
-    return {};
-  }
-  void* get() const { return p_; }
-  int device() const { return dev_; }
-
- private:
-  void swap(DeviceBuffer& o) noexcept {
-    std::swap(p_, o.p_);
-    std::swap(dev_, o.dev_);
-  }
-  void* p_ = nullptr;
-  int dev_ = -1;
-};
-
-// Host memory: pinned (cudaHostAlloc, portable and mapped so any GPU may DMA it or read it
-// from a kernel) or pageable (aligned_alloc, what a plain program would copy from).
-class HostBuffer {
- public:
-  HostBuffer() = default;
-  HostBuffer(const HostBuffer&) = delete;
-  HostBuffer& operator=(const HostBuffer&) = delete;
-  HostBuffer(HostBuffer&& o) noexcept { swap(o); }
-  HostBuffer& operator=(HostBuffer&& o) noexcept {
-    HostBuffer tmp(std::move(o));
-    swap(tmp);
-    return *this;
-  }
-  ~HostBuffer() {
-    if (!p_) return;
-    if (pinned_) {
-      (void)cudaFreeHost(p_);
-      (void)cudaGetLastError();
-    } else {
-      std::free(p_);
-    }
-  }
-
-  Status allocate(std::size_t bytes, bool pinned) {
-    *this = HostBuffer();
-    if (pinned) {
-      void* p = nullptr;
-      GV_CUDA(cudaHostAlloc(&p, bytes, cudaHostAllocPortable | cudaHostAllocMapped));
-      p_ = p;
-      pinned_ = true;
-      void* mapped = nullptr;
-      GV_CUDA(cudaHostGetDevicePointer(&mapped, p_, 0));
-      mapped_ = mapped;
-    } else {
-      const std::size_t page = 4096;
-      p_ = std::aligned_alloc(page, (bytes + page - 1) / page * page);
-      if (!p_) return failure("out of host memory (" + std::to_string(bytes) + " bytes)");
-    }
-    return {};
-  }
-  void* get() const { return p_; }
-  void* mapped() const { return mapped_; }  // device address of pinned memory (UVA: same)
-
- private:
-  void swap(HostBuffer& o) noexcept {
-    std::swap(p_, o.p_);
-    std::swap(mapped_, o.mapped_);
-    std::swap(pinned_, o.pinned_);
-  }
-  void* p_ = nullptr;
-  void* mapped_ = nullptr;
-  bool pinned_ = false;
-};
-
-class Stream {
- public:
-  Stream() = default;
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  Stream(Stream&& o) noexcept : s_(std::exchange(o.s_, nullptr)), dev_(o.dev_) {}
-  Stream& operator=(Stream&&) = delete;
-  ~Stream() {
-    if (s_) on_device(dev_, [&] { (void)cudaStreamDestroy(s_); });
-  }
-  // Non-blocking: the legacy default stream (used by setup and checks) must not order it.
-  Status create(int dev) {
-    GV_CUDA(cudaSetDevice(dev));
-    GV_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
-    dev_ = dev;
-    return {};
-  }
-  cudaStream_t get() const { return s_; }
-
- private:
-  cudaStream_t s_ = nullptr;
-  int dev_ = -1;
-};
-
-class Event {
- public:
-  Event() = default;
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  Event(Event&& o) noexcept : e_(std::exchange(o.e_, nullptr)), dev_(o.dev_) {}
-  Event& operator=(Event&&) = delete;
-  ~Event() {
-    if (e_) on_device(dev_, [&] { (void)cudaEventDestroy(e_); });
-  }
-  Status create(int dev) {
-    GV_CUDA(cudaSetDevice(dev));
-    GV_CUDA(cudaEventCreate(&e_));
-    dev_ = dev;
-    return {};
-  }
-  cudaEvent_t get() const { return e_; }
-
- private:
-  cudaEvent_t e_ = nullptr;
-  int dev_ = -1;
-};
+// ------------------------------------------------------------------------------ start gate
 
 // The start gate shared by every stream of a test: word 0 is the flag the spin kernels wait
 // on, word 1 is set by a spin kernel that gave up waiting.
 class ReleaseFlag {
  public:
-  Status create() {
-    GV_TRY(mem_.allocate(64, /*pinned=*/true));
+  GpuStatus create() {
+    GPUVET_CUDA_TRY(mem_.allocate(64, gpu::HostMem::Kind::kPinnedMapped));
     host_ = static_cast<volatile int*>(mem_.get());
     dev_ = static_cast<int*>(mem_.mapped());
     reset();
@@ -326,7 +92,7 @@ class ReleaseFlag {
   int* device_timeout() const { return dev_ + 1; }
 
  private:
-  HostBuffer mem_;
+  gpu::HostMem mem_;
   volatile int* host_ = nullptr;
   int* dev_ = nullptr;
 };
@@ -360,8 +126,7 @@ __global__ void spin_until_released(const volatile int* flag, volatile int* time
 
 // Grid-stride copy of 16-byte vectors with several loads in flight per thread before the
 // first store: over PCIe or NVLink each load waits ~1 µs, so parallelism is what sets the rate.
-__global__ void copy_vec16(uint4* __restrict__ dst, const uint4* __restrict__ src,
-                           std::size_t n) {
+__global__ void copy_vec16(uint4* __restrict__ dst, const uint4* __restrict__ src, std::size_t n) {
   constexpr int kUnroll = 8;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -377,8 +142,8 @@ __global__ void copy_vec16(uint4* __restrict__ dst, const uint4* __restrict__ sr
 
 __global__ void fill_pattern(std::uint32_t* p, std::size_t words, std::uint32_t seed) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < words; i += stride)
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < words;
+       i += stride)
     p[i] = pattern_word(i, seed);
 }
 
@@ -386,8 +151,8 @@ __global__ void count_mismatches(const std::uint32_t* p, std::size_t words, std:
                                  unsigned long long* count) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   unsigned long long wrong = 0;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < words; i += stride)
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < words;
+       i += stride)
     wrong += p[i] != pattern_word(i, seed) ? 1 : 0;
   for (int offset = 16; offset > 0; offset /= 2)
     wrong += __shfl_down_sync(0xffffffffu, wrong, offset);
@@ -414,35 +179,34 @@ __global__ void pointer_chase(const std::uint32_t* chain, std::uint32_t first, i
 
 // ------------------------------------------------------------------------------ helpers
 
-Status device_count(int& n) {
+GpuStatus device_count(int& n) {
   n = 0;
-  GV_CUDA(cudaGetDeviceCount(&n));
-  if (n <= 0) return failure("cudaErrorNoDevice: no CUDA-capable device is detected");
+  GPUVET_CUDA_TRY(cudaGetDeviceCount(&n));
+  if (n <= 0) return GpuStatus::error("cudaErrorNoDevice: no CUDA-capable device is detected");
   return {};
 }
 
-Status sm_count(int dev, int& sms) {
-  GV_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+GpuStatus sm_count(int dev, int& sms) {
+  GPUVET_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   if (sms <= 0) sms = 1;
   return {};
 }
 
-Status fill_device(const DeviceBuffer& buf, std::size_t bytes, std::uint32_t seed) {
+GpuStatus fill_device(const gpu::DeviceMem& buf, std::size_t bytes, std::uint32_t seed) {
   int sms = 1;
-  GV_TRY(sm_count(buf.device(), sms));
-  GV_CUDA(cudaSetDevice(buf.device()));
-  fill_pattern<<<sms * 4, kUtilThreads>>>(static_cast<std::uint32_t*>(buf.get()), bytes / 4,
-                                          seed);
-  GV_CUDA(cudaGetLastError());
-  GV_CUDA(cudaDeviceSynchronize());
+  GPUVET_CUDA_TRY(sm_count(buf.device(), sms));
+  GPUVET_CUDA_TRY(cudaSetDevice(buf.device()));
+  fill_pattern<<<sms * 4, kUtilThreads>>>(static_cast<std::uint32_t*>(buf.get()), bytes / 4, seed);
+  GPUVET_CUDA_TRY(cudaGetLastError());
+  GPUVET_CUDA_TRY(cudaDeviceSynchronize());
   return {};
 }
 
 // A value no pattern word is likely to be, so an unwritten destination cannot pass.
-Status poison_device(const DeviceBuffer& buf, std::size_t bytes) {
-  GV_CUDA(cudaSetDevice(buf.device()));
-  GV_CUDA(cudaMemset(buf.get(), 0xA5, bytes));
-  GV_CUDA(cudaDeviceSynchronize());
+GpuStatus poison_device(const gpu::DeviceMem& buf, std::size_t bytes) {
+  GPUVET_CUDA_TRY(cudaSetDevice(buf.device()));
+  GPUVET_CUDA_TRY(cudaMemset(buf.get(), 0xA5, bytes));
+  GPUVET_CUDA_TRY(cudaDeviceSynchronize());
   return {};
 }
 
@@ -457,8 +221,8 @@ void fill_host(void* p, std::size_t bytes, const std::uint32_t* seed) {
 
 // Mismatched words of a destination: a compare kernel on the GPU that holds it, or a loop
 // on the host for host memory (dev < 0).
-Status count_wrong_words(const void* p, int dev, std::size_t bytes, std::uint32_t seed,
-                         unsigned long long& wrong) {
+GpuStatus count_wrong_words(const void* p, int dev, std::size_t bytes, std::uint32_t seed,
+                            unsigned long long& wrong) {
   wrong = 0;
   const std::size_t words = bytes / 4;
   if (dev < 0) {
@@ -466,41 +230,41 @@ Status count_wrong_words(const void* p, int dev, std::size_t bytes, std::uint32_
     for (std::size_t i = 0; i < words; ++i) wrong += w[i] != pattern_word(i, seed) ? 1 : 0;
     return {};
   }
-  DeviceBuffer counter;
-  GV_TRY(counter.allocate(dev, sizeof(unsigned long long)));
-  GV_CUDA(cudaMemset(counter.get(), 0, sizeof(unsigned long long)));
+  gpu::DeviceMem counter;
+  GPUVET_CUDA_TRY(counter.allocate(dev, sizeof(unsigned long long)));
+  GPUVET_CUDA_TRY(cudaMemset(counter.get(), 0, sizeof(unsigned long long)));
   int sms = 1;
-  GV_TRY(sm_count(dev, sms));
+  GPUVET_CUDA_TRY(sm_count(dev, sms));
   count_mismatches<<<sms * 4, kUtilThreads>>>(static_cast<const std::uint32_t*>(p), words, seed,
                                               static_cast<unsigned long long*>(counter.get()));
-  GV_CUDA(cudaGetLastError());
-  GV_CUDA(cudaMemcpy(&wrong, counter.get(), sizeof(wrong), cudaMemcpyDeviceToHost));
+  GPUVET_CUDA_TRY(cudaGetLastError());
+  GPUVET_CUDA_TRY(cudaMemcpy(&wrong, counter.get(), sizeof(wrong), cudaMemcpyDeviceToHost));
   return {};
 }
 
 // Tests only: one word of the destination no longer matches, so verification must fail.
-Status corrupt_one_word(void* p, int dev, std::size_t bytes, std::uint32_t seed) {
+GpuStatus corrupt_one_word(void* p, int dev, std::size_t bytes, std::uint32_t seed) {
   const std::size_t i = bytes / 8;  // a word in the middle
   const std::uint32_t bad = ~pattern_word(i, seed);
   if (dev < 0) {
     static_cast<std::uint32_t*>(p)[i] = bad;
     return {};
   }
-  GV_CUDA(cudaSetDevice(dev));
-  GV_CUDA(cudaMemcpy(static_cast<std::uint32_t*>(p) + i, &bad, sizeof(bad),
-                     cudaMemcpyHostToDevice));
+  GPUVET_CUDA_TRY(cudaSetDevice(dev));
+  GPUVET_CUDA_TRY(
+      cudaMemcpy(static_cast<std::uint32_t*>(p) + i, &bad, sizeof(bad), cudaMemcpyHostToDevice));
   return {};
 }
 
 // Verifies a destination into `cell` (plants a bad word first when asked).
-void verify_into(BenchCell& cell, void* dst, int dev, std::size_t bytes, std::uint32_t seed,
-                 bool plant) {
-  Status s;
+void verify_into(gpu::DeviceHealth& health, BenchCell& cell, void* dst, int dev, std::size_t bytes,
+                 std::uint32_t seed, bool plant) {
+  GpuStatus s;
   if (plant) s = corrupt_one_word(dst, dev, bytes, seed);
   unsigned long long wrong = 0;
   if (s.ok()) s = count_wrong_words(dst, dev, bytes, seed, wrong);
   if (!s.ok()) {
-    remember_failure(dev, s);
+    health.record(dev, s);
     cell.error = "verification failed: " + s.text;
   } else if (wrong != 0) {
     cell.error = "wrong data: " + std::to_string(wrong) + " mismatched words";
@@ -523,86 +287,13 @@ std::size_t copy_bytes(const Sizing& sizing) { return sizing.bytes / 16 * 16; }
 int iterations_of(const Sizing& sizing) { return std::max(1, sizing.iterations); }
 int samples_of(const Sizing& sizing) { return std::max(1, sizing.samples); }
 
-// ------------------------------------------------------------------------------ NUMA
-
-std::vector<int> parse_cpulist(const std::string& text) {  // "0-3,8,10-11\n"
-  std::vector<int> cpus;
-  std::stringstream in(text);
-  std::string part;
-  while (std::getline(in, part, ',')) {
-    part.erase(std::remove_if(part.begin(), part.end(),
-                              [](unsigned char c) { return std::isspace(c); }),
-               part.end());
-    if (part.empty()) continue;
-    const auto dash = part.find('-');
-    char* end = nullptr;
-    const long lo = std::strtol(part.c_str(), &end, 10);
-    long hi = lo;
-    if (dash != std::string::npos) hi = std::strtol(part.c_str() + dash + 1, &end, 10);
-    if (lo < 0 || hi < lo || hi >= CPU_SETSIZE) return {};
-    for (long c = lo; c <= hi; ++c) cpus.push_back(static_cast<int>(c));
-  }
-  return cpus;
-}
-
-// The node that holds the page at `p`, or -1 (move_pages with no targets only reports).
-int node_of_page(const void* p) {
-  void* pages[1] = {const_cast<void*>(p)};
-  int status[1] = {-1};
-  if (syscall(SYS_move_pages, 0, 1UL, pages, nullptr, status, 0) != 0) return -1;
-  return status[0];
-}
-
-// A host buffer for GPU `gpu` whose pages live on NUMA node `numa` (when >= 0). Pinning
-// faults the pages in during cudaHostAlloc, so the allocation itself — not only the first
-// touch — runs on a helper thread bound to the node's CPUs; the fill (pattern, or poison
-// when seed is null) then touches every page from there too.
-Status make_host_buffer(HostBuffer& out, int gpu, std::size_t bytes, bool pinned, int numa,
-                        const std::uint32_t* seed, std::vector<std::string>& notes) {
-  auto allocate_and_fill = [&]() -> Status {
-    GV_CUDA(cudaSetDevice(gpu));
-    GV_TRY(out.allocate(bytes, pinned));
-    fill_host(out.get(), bytes, seed);
-    return {};
-  };
-  if (numa < 0) return allocate_and_fill();
-
-  const std::string path = "/sys/devices/system/node/node" + std::to_string(numa) + "/cpulist";
-  std::ifstream file(path);
-  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  const std::vector<int> cpus = parse_cpulist(text);
-  if (cpus.empty()) {
-    add_note_once(notes, "host buffers not placed on NUMA node " + std::to_string(numa) +
-                             ": cannot read " + path);
-    return allocate_and_fill();
-  }
-  Status result;
-  bool bound = false;
-  int affinity_errno = 0;
-  std::thread helper([&] {
-    try {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      for (int c : cpus) CPU_SET(c, &set);
-      bound = sched_setaffinity(0, sizeof(set), &set) == 0;  // 0: this thread only
-      if (!bound) affinity_errno = errno;                   // errno is per thread
-      result = allocate_and_fill();
-    } catch (const std::exception& e) {
-      result = failure(std::string("internal error: ") + e.what());
-    }
-  });
-  helper.join();
-  if (!bound)
-    add_note_once(notes, "host buffers not placed on NUMA node " + std::to_string(numa) +
-                             ": sched_setaffinity failed (" + std::strerror(affinity_errno) +
-                             ")");
-  if (result.ok() && bound) {
-    const int node = node_of_page(static_cast<const char*>(out.get()) + bytes / 2);
-    if (node >= 0 && node != numa)
-      add_note_once(notes, "GPU" + std::to_string(gpu) + ": host buffer landed on NUMA node " +
-                               std::to_string(node) + ", not " + std::to_string(numa));
-  }
-  return result;
+// A host buffer for GPU `gpu` on NUMA node `numa` (when >= 0), filled with the pattern of
+// `seed` (poison when null) from that node's CPUs: gpu/cuda_resources.h says how.
+GpuStatus make_host_buffer(gpu::HostMem& out, int gpu, std::size_t bytes, bool pinned, int numa,
+                           const std::uint32_t* seed, std::vector<std::string>& notes) {
+  const auto kind = pinned ? gpu::HostMem::Kind::kPinnedMapped : gpu::HostMem::Kind::kPageable;
+  return gpu::allocate_host_on_node(
+      out, gpu, bytes, kind, numa, [&](void* p) { fill_host(p, bytes, seed); }, notes);
 }
 
 // ------------------------------------------------------------------------------ timed copies
@@ -620,18 +311,19 @@ struct Job {
   std::size_t bytes = 0;
   int dst_dev = -1;  // cudaMemcpyPeerAsync only
   int src_dev = -1;
-  bool hold = true;  // start behind the spin kernel
-  Stream stream;
-  Event start;
-  Event stop;
+  bool hold = true;                     // start behind the spin kernel
+  gpu::DeviceHealth* health = nullptr;  // the run's, where failures are recorded
+  gpu::Stream stream;
+  gpu::EventSet events;  // [0] start, [1] stop
   int blocks = 1;
   std::vector<double> gbps;
-  Status status;
+  GpuStatus status;
 };
 
-Job make_job(int issuer, int other, CopyKind kind, void* dst, const void* src,
-             std::size_t bytes) {
+Job make_job(gpu::DeviceHealth& health, int issuer, int other, CopyKind kind, void* dst,
+             const void* src, std::size_t bytes) {
   Job j;
+  j.health = &health;
   j.issuer = issuer;
   j.other = other;
   j.kind = kind;
@@ -641,20 +333,20 @@ Job make_job(int issuer, int other, CopyKind kind, void* dst, const void* src,
   return j;
 }
 
-Status enqueue_copies(Job& j, int count) {
+GpuStatus enqueue_copies(Job& j, int count) {
   for (int k = 0; k < count; ++k) {
     switch (j.kind) {
       case CopyKind::kMemcpy:
-        GV_CUDA(cudaMemcpyAsync(j.dst, j.src, j.bytes, cudaMemcpyDefault, j.stream.get()));
+        GPUVET_CUDA_TRY(cudaMemcpyAsync(j.dst, j.src, j.bytes, cudaMemcpyDefault, j.stream.get()));
         break;
       case CopyKind::kMemcpyPeer:
-        GV_CUDA(cudaMemcpyPeerAsync(j.dst, j.dst_dev, j.src, j.src_dev, j.bytes,
-                                    j.stream.get()));
+        GPUVET_CUDA_TRY(
+            cudaMemcpyPeerAsync(j.dst, j.dst_dev, j.src, j.src_dev, j.bytes, j.stream.get()));
         break;
       case CopyKind::kKernel:
         copy_vec16<<<j.blocks, kCopyThreads, 0, j.stream.get()>>>(
             static_cast<uint4*>(j.dst), static_cast<const uint4*>(j.src), j.bytes / 16);
-        GV_CUDA(cudaGetLastError());
+        GPUVET_CUDA_TRY(cudaGetLastError());
         break;
     }
   }
@@ -665,7 +357,7 @@ bool usable(Job& j) {
   if (!j.status.ok()) return false;
   for (int dev : {j.issuer, j.other}) {
     if (dev < 0) continue;
-    Status dead = dead_status(dev);
+    GpuStatus dead = j.health->check(dev);
     if (!dead.ok()) {
       j.status = dead;
       return false;
@@ -674,19 +366,18 @@ bool usable(Job& j) {
   return true;
 }
 
-void fail(Job& j, const Status& s) {
+void fail(Job& j, const GpuStatus& s) {
   if (!j.status.ok()) return;
   j.status = s;
-  remember_failure(j.issuer, s);
+  j.health->record(j.issuer, s);
 }
 
-Status prepare(Job& j) {
-  GV_TRY(j.stream.create(j.issuer));
-  GV_TRY(j.start.create(j.issuer));
-  GV_TRY(j.stop.create(j.issuer));
+GpuStatus prepare(Job& j) {
+  GPUVET_CUDA_TRY(j.stream.create(j.issuer));
+  GPUVET_CUDA_TRY(j.events.create(j.issuer, 2));
   if (j.kind == CopyKind::kKernel) {
     int sms = 1;
-    GV_TRY(sm_count(j.issuer, sms));
+    GPUVET_CUDA_TRY(sm_count(j.issuer, sms));
     j.blocks = sms * 2;  // 1024 threads per SM, 8 loads each in flight
   }
   return {};
@@ -702,25 +393,25 @@ void sample_with_events(std::vector<Job*>& jobs, int iterations, ReleaseFlag& fl
   flag.reset();
   for (Job* j : jobs) {
     if (!usable(*j)) continue;
-    Status s = from_cuda(cudaSetDevice(j->issuer));
+    GpuStatus s = gpu::cuda_status(cudaSetDevice(j->issuer));
     if (s.ok() && j->hold) {
-      spin_until_released<<<1, 1, 0, j->stream.get()>>>(flag.device_flag(),
-                                                        flag.device_timeout(), kSpinTimeoutNs);
-      s = from_cuda(cudaGetLastError());
+      spin_until_released<<<1, 1, 0, j->stream.get()>>>(flag.device_flag(), flag.device_timeout(),
+                                                        kSpinTimeoutNs);
+      s = gpu::cuda_status(cudaGetLastError());
     }
-    if (s.ok()) s = from_cuda(cudaEventRecord(j->start.get(), j->stream.get()));
+    if (s.ok()) s = gpu::cuda_status(cudaEventRecord(j->events[0], j->stream.get()));
     if (s.ok()) s = enqueue_copies(*j, iterations);
-    if (s.ok()) s = from_cuda(cudaEventRecord(j->stop.get(), j->stream.get()));
+    if (s.ok()) s = gpu::cuda_status(cudaEventRecord(j->events[1], j->stream.get()));
     if (!s.ok()) fail(*j, s);
   }
   flag.release();  // even when a job failed: the others (and its spin kernel) wait on it
   for (Job* j : jobs) {
     if (!j->status.ok() && j->stream.get() == nullptr) continue;
-    Status s = from_cuda(cudaSetDevice(j->issuer));
-    if (s.ok()) s = from_cuda(cudaStreamSynchronize(j->stream.get()));
+    GpuStatus s = gpu::cuda_status(cudaSetDevice(j->issuer));
+    if (s.ok()) s = gpu::cuda_status(cudaStreamSynchronize(j->stream.get()));
     if (!j->status.ok()) continue;  // drained; nothing to time
     float ms = 0;
-    if (s.ok()) s = from_cuda(cudaEventElapsedTime(&ms, j->start.get(), j->stop.get()));
+    if (s.ok()) s = gpu::cuda_status(cudaEventElapsedTime(&ms, j->events[0], j->events[1]));
     if (s.ok())
       j->gbps.push_back(gbps_of(*j, iterations, ms / 1e3));
     else
@@ -743,19 +434,19 @@ void sample_with_host_clock(std::vector<Job*>& jobs, int iterations) {
   std::vector<std::thread> threads;
   auto body = [&](Job* j) {
     try {
-      Status s = from_cuda(cudaSetDevice(j->issuer));
+      GpuStatus s = gpu::cuda_status(cudaSetDevice(j->issuer));
       ready.fetch_add(1);
       while (!go.load()) std::this_thread::yield();
       const auto t0 = std::chrono::steady_clock::now();
       if (s.ok()) s = enqueue_copies(*j, iterations);
-      if (s.ok()) s = from_cuda(cudaStreamSynchronize(j->stream.get()));
+      if (s.ok()) s = gpu::cuda_status(cudaStreamSynchronize(j->stream.get()));
       const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
       if (s.ok())
         j->gbps.push_back(gbps_of(*j, iterations, took.count()));
       else
         fail(*j, s);
     } catch (const std::exception& e) {
-      fail(*j, failure(std::string("internal error: ") + e.what()));
+      fail(*j, GpuStatus::error(std::string("internal error: ") + e.what()));
     }
   };
   try {
@@ -777,21 +468,21 @@ void run_samples(std::vector<Job>& jobs, const Sizing& sizing, ReleaseFlag& flag
   std::vector<Job*> all;
   for (Job& j : jobs) {
     if (!usable(j)) continue;
-    Status s = prepare(j);
+    GpuStatus s = prepare(j);
     if (!s.ok()) fail(j, s);
     all.push_back(&j);
   }
   // Warm-up: module load, first-touch of mappings and peer paths stay out of the samples.
   for (Job* j : all) {
     if (!usable(*j)) continue;
-    Status s = from_cuda(cudaSetDevice(j->issuer));
+    GpuStatus s = gpu::cuda_status(cudaSetDevice(j->issuer));
     if (s.ok()) s = enqueue_copies(*j, 1);
     if (!s.ok()) fail(*j, s);
   }
   for (Job* j : all) {
     if (!usable(*j)) continue;
-    Status s = from_cuda(cudaSetDevice(j->issuer));
-    if (s.ok()) s = from_cuda(cudaStreamSynchronize(j->stream.get()));
+    GpuStatus s = gpu::cuda_status(cudaSetDevice(j->issuer));
+    if (s.ok()) s = gpu::cuda_status(cudaStreamSynchronize(j->stream.get()));
     if (!s.ok()) fail(*j, s);
   }
   bool timed_out = false;
@@ -844,7 +535,7 @@ std::string gpu_label(int i) { return "GPU" + std::to_string(i); }
 
 // Rows GPU0…, one column; false (with m.error set) when there is no device.
 bool one_column_per_gpu_rows(BenchMatrix& m, int& n, const char* column) {
-  Status s = device_count(n);
+  GpuStatus s = device_count(n);
   if (!s.ok()) {
     m.error = s.text;
     return false;
@@ -860,7 +551,7 @@ bool one_column_per_gpu_rows(BenchMatrix& m, int& n, const char* column) {
 }
 
 bool square_gpu_matrix(BenchMatrix& m, int& n) {
-  Status s = device_count(n);
+  GpuStatus s = device_count(n);
   if (!s.ok()) {
     m.error = s.text;
     return false;
@@ -894,8 +585,8 @@ std::string host_device_name(const HostDeviceSpec& spec) {
 
 // The buffers of one GPU for a host↔device test.
 struct HostDeviceSet {
-  DeviceBuffer dev_src, dev_dst;
-  HostBuffer host_src, host_dst;
+  gpu::DeviceMem dev_src, dev_dst;
+  gpu::HostMem host_src, host_dst;
 };
 
 // Opens the peer path between every ordered pair the driver allows; can[a][b] says a kernel
@@ -905,28 +596,28 @@ struct PeerAccess {
   std::vector<std::vector<std::string>> error;
 };
 
-Status enable_peer(int from, int to) {
-  GV_CUDA(cudaSetDevice(from));
+GpuStatus enable_peer(int from, int to) {
+  GPUVET_CUDA_TRY(cudaSetDevice(from));
   const cudaError_t e = cudaDeviceEnablePeerAccess(to, 0);
   if (e == cudaErrorPeerAccessAlreadyEnabled) {
     (void)cudaGetLastError();
     return {};
   }
-  return from_cuda(e);
+  return gpu::cuda_status(e);
 }
 
-PeerAccess open_peer_paths(int n) {
+PeerAccess open_peer_paths(gpu::DeviceHealth& health, int n) {
   PeerAccess p;
   p.can.assign(n, std::vector<bool>(n, false));
   p.error.assign(n, std::vector<std::string>(n));
   for (int a = 0; a < n; ++a) {
     for (int b = 0; b < n; ++b) {
-      if (a == b || !dead_reason(a).empty() || !dead_reason(b).empty()) continue;
+      if (a == b || !health.usable(a) || !health.usable(b)) continue;
       int can = 0;
-      Status s = from_cuda(cudaDeviceCanAccessPeer(&can, a, b));
+      GpuStatus s = gpu::cuda_status(cudaDeviceCanAccessPeer(&can, a, b));
       if (s.ok() && can) s = enable_peer(a, b);
       if (!s.ok()) {
-        remember_failure(a, s);
+        health.record(a, s);
         p.error[a][b] = s.text;
         continue;
       }
@@ -963,36 +654,36 @@ std::uint32_t walk(const std::vector<std::uint32_t>& chain, std::uint32_t idx, i
 
 // Chases `chain` (device-visible address) from device `dev`: samples of µs per access into
 // `cell`, and verified when the walk ends where the host's walk does.
-void chase_into(BenchCell& cell, int dev, const std::uint32_t* chain,
+void chase_into(gpu::DeviceHealth& health, BenchCell& cell, int dev, const std::uint32_t* chain,
                 const std::vector<std::uint32_t>& image, const Sizing& sizing) {
   const int steps = static_cast<int>(kChaseBytes / kChaseStride);
-  auto run = [&]() -> Status {
-    GV_TRY(dead_status(dev));
-    DeviceBuffer out;
-    GV_TRY(out.allocate(dev, sizeof(ChaseResult)));
+  auto run = [&]() -> GpuStatus {
+    GPUVET_CUDA_TRY(health.check(dev));
+    gpu::DeviceMem out;
+    GPUVET_CUDA_TRY(out.allocate(dev, sizeof(ChaseResult)));
     auto* result = static_cast<ChaseResult*>(out.get());
     pointer_chase<<<1, 1>>>(chain, 0, kChaseWarmupSteps, result);
-    GV_CUDA(cudaGetLastError());
-    GV_CUDA(cudaDeviceSynchronize());
+    GPUVET_CUDA_TRY(cudaGetLastError());
+    GPUVET_CUDA_TRY(cudaDeviceSynchronize());
     std::vector<double> us;
     const std::uint32_t expected = walk(image, 0, steps);
     for (int n = 0; n < samples_of(sizing); ++n) {
       pointer_chase<<<1, 1>>>(chain, 0, steps, result);
-      GV_CUDA(cudaGetLastError());
+      GPUVET_CUDA_TRY(cudaGetLastError());
       ChaseResult r{};
-      GV_CUDA(cudaMemcpy(&r, result, sizeof(r), cudaMemcpyDeviceToHost));
+      GPUVET_CUDA_TRY(cudaMemcpy(&r, result, sizeof(r), cudaMemcpyDeviceToHost));
       if (r.last != expected)
-        return failure("wrong data: pointer chase ended at word " + std::to_string(r.last) +
-                       ", expected " + std::to_string(expected));
+        return GpuStatus::error("wrong data: pointer chase ended at word " +
+                                std::to_string(r.last) + ", expected " + std::to_string(expected));
       us.push_back(static_cast<double>(r.ns) / steps / 1e3);
     }
     summarize(us, cell);
     cell.verified = true;
     return {};
   };
-  Status s = run();
+  GpuStatus s = run();
   if (!s.ok()) {
-    remember_failure(dev, s);
+    health.record(dev, s);
     cell.error = s.text;
   }
 }
@@ -1007,7 +698,7 @@ CudaEnv cuda_init() {
     int n = 0;
     const cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
-      env.error = cuda_text(e);
+      env.error = gpu::cuda_text(e);
       (void)cudaGetLastError();
       return env;
     }
@@ -1043,8 +734,9 @@ CudaEnv cuda_init() {
   return env;
 }
 
-BenchMatrix host_device_bandwidth(const HostDeviceSpec& spec, const Sizing& sizing,
-                                  const std::vector<int>& numa_of_gpu, bool plant_corruption) {
+BenchMatrix host_device_bandwidth(gpu::DeviceHealth& health, const HostDeviceSpec& spec,
+                                  const Sizing& sizing, const std::vector<int>& numa_of_gpu,
+                                  bool plant_corruption) {
   return guarded(host_device_name(spec), "GB/s", [&](BenchMatrix& m) {
     int n = 0;
     if (!one_column_per_gpu_rows(m, n, "host")) return;
@@ -1059,7 +751,7 @@ BenchMatrix host_device_bandwidth(const HostDeviceSpec& spec, const Sizing& sizi
     }
     m.size_bytes = bytes;
     ReleaseFlag flag;
-    if (Status s = flag.create(); !s.ok()) {
+    if (GpuStatus s = flag.create(); !s.ok()) {
       m.error = s.text;
       return;
     }
@@ -1091,28 +783,30 @@ BenchMatrix host_device_bandwidth(const HostDeviceSpec& spec, const Sizing& sizi
       std::vector<int> h2d(n, -1), d2h(n, -1);
       for (int g : group) {
         BenchCell& cell = m.cells[g][0];
-        if (Status dead = dead_status(g); !dead.ok()) {
+        if (GpuStatus dead = health.check(g); !dead.ok()) {
           cell.error = dead.text;
           continue;
         }
         const int numa = g < static_cast<int>(numa_of_gpu.size()) ? numa_of_gpu[g] : -1;
         HostDeviceSet& set = sets[g];
-        auto setup = [&]() -> Status {
+        auto setup = [&]() -> GpuStatus {
           if (spec.to_device || spec.bidirectional) {
             const std::uint32_t seed = seed_for(g, 0);
-            GV_TRY(make_host_buffer(set.host_src, g, bytes, spec.pinned, numa, &seed, m.notes));
-            GV_TRY(set.dev_dst.allocate(g, bytes));
-            GV_TRY(poison_device(set.dev_dst, bytes));
+            GPUVET_CUDA_TRY(
+                make_host_buffer(set.host_src, g, bytes, spec.pinned, numa, &seed, m.notes));
+            GPUVET_CUDA_TRY(set.dev_dst.allocate(g, bytes));
+            GPUVET_CUDA_TRY(poison_device(set.dev_dst, bytes));
           }
           if (!spec.to_device || spec.bidirectional) {
-            GV_TRY(set.dev_src.allocate(g, bytes));
-            GV_TRY(fill_device(set.dev_src, bytes, seed_for(g, 1)));
-            GV_TRY(make_host_buffer(set.host_dst, g, bytes, spec.pinned, numa, nullptr, m.notes));
+            GPUVET_CUDA_TRY(set.dev_src.allocate(g, bytes));
+            GPUVET_CUDA_TRY(fill_device(set.dev_src, bytes, seed_for(g, 1)));
+            GPUVET_CUDA_TRY(
+                make_host_buffer(set.host_dst, g, bytes, spec.pinned, numa, nullptr, m.notes));
           }
           return {};
         };
-        if (Status s = setup(); !s.ok()) {
-          remember_failure(g, s);
+        if (GpuStatus s = setup(); !s.ok()) {
+          health.record(g, s);
           cell.error = s.text;
           set = HostDeviceSet();
           continue;
@@ -1120,12 +814,13 @@ BenchMatrix host_device_bandwidth(const HostDeviceSpec& spec, const Sizing& sizi
         const bool sm = kind == CopyKind::kKernel;
         if (set.host_src.get()) {
           h2d[g] = static_cast<int>(jobs.size());
-          jobs.push_back(make_job(g, -1, kind, set.dev_dst.get(),
+          jobs.push_back(make_job(health, g, -1, kind, set.dev_dst.get(),
                                   sm ? set.host_src.mapped() : set.host_src.get(), bytes));
         }
         if (set.host_dst.get()) {
           d2h[g] = static_cast<int>(jobs.size());
-          jobs.push_back(make_job(g, -1, kind, sm ? set.host_dst.mapped() : set.host_dst.get(),
+          jobs.push_back(make_job(health, g, -1, kind,
+                                  sm ? set.host_dst.mapped() : set.host_dst.get(),
                                   set.dev_src.get(), bytes));
         }
       }
@@ -1141,9 +836,9 @@ BenchMatrix host_device_bandwidth(const HostDeviceSpec& spec, const Sizing& sizi
         const bool plant = plant_corruption && g == 0;
         if (!cell.error) {
           if (spec.to_device)
-            verify_into(cell, set.dev_dst.get(), g, bytes, seed_for(g, 0), plant);
+            verify_into(health, cell, set.dev_dst.get(), g, bytes, seed_for(g, 0), plant);
           else
-            verify_into(cell, set.host_dst.get(), -1, bytes, seed_for(g, 1), plant);
+            verify_into(health, cell, set.host_dst.get(), -1, bytes, seed_for(g, 1), plant);
         }
         const int other = spec.to_device ? d2h[g] : h2d[g];
         if (spec.bidirectional && other >= 0) {
@@ -1151,16 +846,16 @@ BenchMatrix host_device_bandwidth(const HostDeviceSpec& spec, const Sizing& sizi
           BenchCell o = cell_of(jobs[other]);
           if (!o.error) {
             if (spec.to_device)
-              verify_into(o, set.host_dst.get(), -1, bytes, seed_for(g, 1), false);
+              verify_into(health, o, set.host_dst.get(), -1, bytes, seed_for(g, 1), false);
             else
-              verify_into(o, set.dev_dst.get(), g, bytes, seed_for(g, 0), false);
+              verify_into(health, o, set.dev_dst.get(), g, bytes, seed_for(g, 0), false);
           }
           if (o.value && !o.error)
-            m.notes.push_back(gpu_label(g) + ": " + dir + " at the same time: " +
-                              gbps_text(*o.value));
+            m.notes.push_back(gpu_label(g) + ": " + dir +
+                              " at the same time: " + gbps_text(*o.value));
           else
-            m.notes.push_back(gpu_label(g) + ": " + dir + " at the same time failed: " +
-                              o.error.value_or("no value"));
+            m.notes.push_back(gpu_label(g) + ": " + dir +
+                              " at the same time failed: " + o.error.value_or("no value"));
         }
       }
       for (int g : group) sets[g] = HostDeviceSet();  // free before the next GPU's buffers
@@ -1168,7 +863,7 @@ BenchMatrix host_device_bandwidth(const HostDeviceSpec& spec, const Sizing& sizi
   });
 }
 
-BenchMatrix host_device_latency(const Sizing& sizing) {
+BenchMatrix host_device_latency(gpu::DeviceHealth& health, const Sizing& sizing) {
   return guarded("host_device_latency_sm", "us", [&](BenchMatrix& m) {
     int n = 0;
     if (!one_column_per_gpu_rows(m, n, "host")) return;
@@ -1176,25 +871,25 @@ BenchMatrix host_device_latency(const Sizing& sizing) {
         "one thread chases dependent 4-byte loads over 1 MiB of mapped pinned host memory "
         "(random cycle, 64 B apart, uncached loads), timed with %globaltimer; µs per access");
     const std::vector<std::uint32_t> image = make_chain();
-    HostBuffer chain;
-    if (Status s = chain.allocate(kChaseBytes, /*pinned=*/true); !s.ok()) {
+    gpu::HostMem chain;
+    if (GpuStatus s = chain.allocate(kChaseBytes, gpu::HostMem::Kind::kPinnedMapped); !s.ok()) {
       m.error = s.text;
       return;
     }
     std::memcpy(chain.get(), image.data(), kChaseBytes);
     for (int g = 0; g < n; ++g) {
       BenchCell& cell = m.cells[g][0];
-      Status s = from_cuda(cudaSetDevice(g));
+      GpuStatus s = gpu::cuda_status(cudaSetDevice(g));
       if (!s.ok()) {
         cell.error = s.text;
         continue;
       }
-      chase_into(cell, g, static_cast<const std::uint32_t*>(chain.mapped()), image, sizing);
+      chase_into(health, cell, g, static_cast<const std::uint32_t*>(chain.mapped()), image, sizing);
     }
   });
 }
 
-BenchMatrix device_local_copy(const Sizing& sizing) {
+BenchMatrix device_local_copy(gpu::DeviceHealth& health, const Sizing& sizing) {
   return guarded("device_local_copy", "GB/s", [&](BenchMatrix& m) {
     int n = 0;
     if (!one_column_per_gpu_rows(m, n, "local")) return;
@@ -1204,40 +899,41 @@ BenchMatrix device_local_copy(const Sizing& sizing) {
       return;
     }
     m.size_bytes = bytes;
-    m.notes.push_back("cudaMemcpyAsync device → device on one GPU; bytes copied per second "
-                      "(HBM traffic is twice that)");
+    m.notes.push_back(
+        "cudaMemcpyAsync device → device on one GPU; bytes copied per second "
+        "(HBM traffic is twice that)");
     ReleaseFlag flag;
-    if (Status s = flag.create(); !s.ok()) {
+    if (GpuStatus s = flag.create(); !s.ok()) {
       m.error = s.text;
       return;
     }
     for (int g = 0; g < n; ++g) {
       BenchCell& cell = m.cells[g][0];
-      DeviceBuffer src, dst;
-      auto setup = [&]() -> Status {
-        GV_TRY(dead_status(g));
-        GV_TRY(src.allocate(g, bytes));
-        GV_TRY(dst.allocate(g, bytes));
-        GV_TRY(fill_device(src, bytes, seed_for(g, 2)));
+      gpu::DeviceMem src, dst;
+      auto setup = [&]() -> GpuStatus {
+        GPUVET_CUDA_TRY(health.check(g));
+        GPUVET_CUDA_TRY(src.allocate(g, bytes));
+        GPUVET_CUDA_TRY(dst.allocate(g, bytes));
+        GPUVET_CUDA_TRY(fill_device(src, bytes, seed_for(g, 2)));
         return poison_device(dst, bytes);
       };
-      if (Status s = setup(); !s.ok()) {
-        remember_failure(g, s);
+      if (GpuStatus s = setup(); !s.ok()) {
+        health.record(g, s);
         cell.error = s.text;
         continue;
       }
       std::vector<Job> jobs;
-      jobs.push_back(make_job(g, -1, CopyKind::kMemcpy, dst.get(), src.get(), bytes));
+      jobs.push_back(make_job(health, g, -1, CopyKind::kMemcpy, dst.get(), src.get(), bytes));
       run_samples(jobs, sizing, flag, false, m.notes);
       cell = cell_of(jobs[0]);
-      if (!cell.error) verify_into(cell, dst.get(), g, bytes, seed_for(g, 2), false);
+      if (!cell.error) verify_into(health, cell, dst.get(), g, bytes, seed_for(g, 2), false);
     }
   });
 }
 
-BenchMatrix peer_bandwidth(const PeerSpec& spec, const Sizing& sizing) {
-  std::string name = spec.bidirectional ? "device_to_device_bidirectional_memcpy_"
-                                        : "device_to_device_memcpy_";
+BenchMatrix peer_bandwidth(gpu::DeviceHealth& health, const PeerSpec& spec, const Sizing& sizing) {
+  std::string name =
+      spec.bidirectional ? "device_to_device_bidirectional_memcpy_" : "device_to_device_memcpy_";
   name += spec.read ? "read_" : "write_";
   name += spec.engine == Engine::kSm ? "sm" : "ce";
   return guarded(name, "GB/s", [&](BenchMatrix& m) {
@@ -1255,28 +951,28 @@ BenchMatrix peer_bandwidth(const PeerSpec& spec, const Sizing& sizing) {
     if (spec.bidirectional)
       m.notes.push_back("bidirectional: each cell is row → column while column → row ran");
     ReleaseFlag flag;
-    if (Status s = flag.create(); !s.ok()) {
+    if (GpuStatus s = flag.create(); !s.ok()) {
       m.error = s.text;
       return;
     }
     // Per GPU one source (its own pattern) and one destination.
-    std::vector<DeviceBuffer> src(n), dst(n);
+    std::vector<gpu::DeviceMem> src(n), dst(n);
     std::vector<std::string> setup_error(n);
     for (int g = 0; g < n; ++g) {
-      auto setup = [&]() -> Status {
-        GV_TRY(dead_status(g));
-        GV_TRY(src[g].allocate(g, bytes));
-        GV_TRY(dst[g].allocate(g, bytes));
+      auto setup = [&]() -> GpuStatus {
+        GPUVET_CUDA_TRY(health.check(g));
+        GPUVET_CUDA_TRY(src[g].allocate(g, bytes));
+        GPUVET_CUDA_TRY(dst[g].allocate(g, bytes));
         return fill_device(src[g], bytes, seed_for(g, 3));
       };
-      if (Status s = setup(); !s.ok()) {
-        remember_failure(g, s);
+      if (GpuStatus s = setup(); !s.ok()) {
+        health.record(g, s);
         setup_error[g] = s.text;
-        src[g] = DeviceBuffer();
-        dst[g] = DeviceBuffer();
+        src[g] = gpu::DeviceMem();
+        dst[g] = gpu::DeviceMem();
       }
     }
-    const PeerAccess peers = open_peer_paths(n);
+    const PeerAccess peers = open_peer_paths(health, n);
 
     // A job copying s → d, issued by the puller (read) or the pusher (write).
     auto job_for = [&](int s, int d) {
@@ -1285,7 +981,7 @@ BenchMatrix peer_bandwidth(const PeerSpec& spec, const Sizing& sizing) {
       const bool p2p = peers.can[issuer][other];
       CopyKind kind = CopyKind::kMemcpyPeer;
       if (p2p) kind = spec.engine == Engine::kSm ? CopyKind::kKernel : CopyKind::kMemcpy;
-      Job j = make_job(issuer, other, kind, dst[d].get(), src[s].get(), bytes);
+      Job j = make_job(health, issuer, other, kind, dst[d].get(), src[s].get(), bytes);
       j.dst_dev = d;
       j.src_dev = s;
       // Without P2P the driver stages through host memory and may block the enqueueing
@@ -1299,20 +995,20 @@ BenchMatrix peer_bandwidth(const PeerSpec& spec, const Sizing& sizing) {
         if (s == d) continue;  // empty value and error: rendered N/A
         BenchCell& cell = m.cells[s][d];
         std::string why = !setup_error[s].empty() ? setup_error[s] : setup_error[d];
-        if (why.empty()) why = dead_status(s).text;
-        if (why.empty()) why = dead_status(d).text;
+        if (why.empty()) why = health.check(s).text;
+        if (why.empty()) why = health.check(d).text;
         if (!why.empty()) {
           cell.error = why;
           continue;
         }
-        if (Status p = poison_device(dst[d], bytes); !p.ok()) {
-          remember_failure(d, p);
+        if (GpuStatus p = poison_device(dst[d], bytes); !p.ok()) {
+          health.record(d, p);
           cell.error = p.text;
           continue;
         }
         if (spec.bidirectional) {
-          if (Status p = poison_device(dst[s], bytes); !p.ok()) {
-            remember_failure(s, p);
+          if (GpuStatus p = poison_device(dst[s], bytes); !p.ok()) {
+            health.record(s, p);
             cell.error = p.text;
             continue;
           }
@@ -1333,37 +1029,40 @@ BenchMatrix peer_bandwidth(const PeerSpec& spec, const Sizing& sizing) {
                                      "through host memory" +
                                      (err.empty() ? "" : " (" + err + ")"));
           if (spec.engine == Engine::kSm)
-            add_note_once(m.notes, "SM copies need peer access; via-host cells used the "
-                                   "copy engines");
+            add_note_once(m.notes,
+                          "SM copies need peer access; via-host cells used the "
+                          "copy engines");
         }
-        if (!cell.error) verify_into(cell, dst[d].get(), d, bytes, seed_for(s, 3), false);
+        if (!cell.error) verify_into(health, cell, dst[d].get(), d, bytes, seed_for(s, 3), false);
       }
     }
   });
 }
 
-BenchMatrix peer_latency(const Sizing& sizing) {
+BenchMatrix peer_latency(gpu::DeviceHealth& health, const Sizing& sizing) {
   return guarded("device_to_device_latency_sm", "us", [&](BenchMatrix& m) {
     int n = 0;
     if (!square_gpu_matrix(m, n)) return;
-    m.notes.push_back("row = GPU holding the memory, column = GPU chasing pointers in it; "
-                      "1 MiB random cycle, 64 B apart, uncached loads; µs per access");
+    m.notes.push_back(
+        "row = GPU holding the memory, column = GPU chasing pointers in it; "
+        "1 MiB random cycle, 64 B apart, uncached loads; µs per access");
     const std::vector<std::uint32_t> image = make_chain();
-    std::vector<DeviceBuffer> chain(n);
+    std::vector<gpu::DeviceMem> chain(n);
     std::vector<std::string> setup_error(n);
     for (int g = 0; g < n; ++g) {
-      auto setup = [&]() -> Status {
-        GV_TRY(dead_status(g));
-        GV_TRY(chain[g].allocate(g, kChaseBytes));
-        GV_CUDA(cudaMemcpy(chain[g].get(), image.data(), kChaseBytes, cudaMemcpyHostToDevice));
+      auto setup = [&]() -> GpuStatus {
+        GPUVET_CUDA_TRY(health.check(g));
+        GPUVET_CUDA_TRY(chain[g].allocate(g, kChaseBytes));
+        GPUVET_CUDA_TRY(
+            cudaMemcpy(chain[g].get(), image.data(), kChaseBytes, cudaMemcpyHostToDevice));
         return {};
       };
-      if (Status s = setup(); !s.ok()) {
-        remember_failure(g, s);
+      if (GpuStatus s = setup(); !s.ok()) {
+        health.record(g, s);
         setup_error[g] = s.text;
       }
     }
-    const PeerAccess peers = open_peer_paths(n);
+    const PeerAccess peers = open_peer_paths(health, n);
     for (int owner = 0; owner < n; ++owner) {
       for (int reader = 0; reader < n; ++reader) {
         if (owner == reader) continue;
@@ -1381,20 +1080,21 @@ BenchMatrix peer_latency(const Sizing& sizing) {
                                      ": not measured");
           continue;
         }
-        if (Status s = from_cuda(cudaSetDevice(reader)); !s.ok()) {
+        if (GpuStatus s = gpu::cuda_status(cudaSetDevice(reader)); !s.ok()) {
           cell.error = s.text;
           continue;
         }
-        chase_into(cell, reader, static_cast<const std::uint32_t*>(chain[owner].get()), image,
-                   sizing);
+        chase_into(health, cell, reader, static_cast<const std::uint32_t*>(chain[owner].get()),
+                   image, sizing);
       }
     }
   });
 }
 
-void p2p_truth_cuda(std::vector<P2PTruth>& truth, bool plant_corruption) {
+void p2p_truth_cuda(gpu::DeviceHealth& health, std::vector<P2PTruth>& truth,
+                    bool plant_corruption) {
   int n = 0;
-  if (Status s = device_count(n); !s.ok()) {
+  if (GpuStatus s = device_count(n); !s.ok()) {
     for (P2PTruth& t : truth) t.enable_error = s.text;
     return;
   }
@@ -1403,17 +1103,17 @@ void p2p_truth_cuda(std::vector<P2PTruth>& truth, bool plant_corruption) {
     try {
       const int a = t.a, b = t.b;
       if (a < 0 || b < 0 || a >= n || b >= n || a == b) {
-        t.enable_error = "no such pair of CUDA devices (" + std::to_string(a) + ", " +
-                         std::to_string(b) + ")";
+        t.enable_error =
+            "no such pair of CUDA devices (" + std::to_string(a) + ", " + std::to_string(b) + ")";
         continue;
       }
-      if (Status dead = dead_status(a).ok() ? dead_status(b) : dead_status(a); !dead.ok()) {
+      if (GpuStatus dead = health.check(a).ok() ? health.check(b) : health.check(a); !dead.ok()) {
         t.enable_error = dead.text;
         continue;
       }
       int ab = 0, ba = 0;
-      Status s = from_cuda(cudaDeviceCanAccessPeer(&ab, a, b));
-      if (s.ok()) s = from_cuda(cudaDeviceCanAccessPeer(&ba, b, a));
+      GpuStatus s = gpu::cuda_status(cudaDeviceCanAccessPeer(&ab, a, b));
+      if (s.ok()) s = gpu::cuda_status(cudaDeviceCanAccessPeer(&ba, b, a));
       if (!s.ok()) {
         t.enable_error = s.text;
         continue;
@@ -1422,9 +1122,9 @@ void p2p_truth_cuda(std::vector<P2PTruth>& truth, bool plant_corruption) {
       // Try both ways even when the driver says no: its refusal is part of the truth.
       std::string enable;
       for (auto [from, to] : {std::pair<int, int>{a, b}, std::pair<int, int>{b, a}}) {
-        Status e = enable_peer(from, to);
+        GpuStatus e = enable_peer(from, to);
         if (!e.ok()) {
-          remember_failure(from, e);
+          health.record(from, e);
           if (!enable.empty()) enable += "; ";
           enable += gpu_label(from) + "→" + gpu_label(to) + ": " + e.text;
         }
@@ -1434,34 +1134,33 @@ void p2p_truth_cuda(std::vector<P2PTruth>& truth, bool plant_corruption) {
       // 64 MiB a → b with cudaMemcpyPeerAsync (through host when P2P is off), checked.
       const std::uint32_t seed = seed_for(a, 4);
       const bool plant = plant_corruption && !planted;
-      DeviceBuffer src, dst;
-      Stream stream;
-      Event start, stop;
+      gpu::DeviceMem src, dst;
+      gpu::Stream stream;
+      gpu::EventSet ev;  // start, stop
       std::vector<double> gbps;
-      auto copy = [&]() -> Status {
-        GV_TRY(src.allocate(a, kTruthCopyBytes));
-        GV_TRY(fill_device(src, kTruthCopyBytes, seed));
-        GV_TRY(dst.allocate(b, kTruthCopyBytes));
-        GV_TRY(poison_device(dst, kTruthCopyBytes));
-        GV_TRY(stream.create(a));
-        GV_TRY(start.create(a));
-        GV_TRY(stop.create(a));
-        GV_CUDA(cudaSetDevice(a));
+      auto copy = [&]() -> GpuStatus {
+        GPUVET_CUDA_TRY(src.allocate(a, kTruthCopyBytes));
+        GPUVET_CUDA_TRY(fill_device(src, kTruthCopyBytes, seed));
+        GPUVET_CUDA_TRY(dst.allocate(b, kTruthCopyBytes));
+        GPUVET_CUDA_TRY(poison_device(dst, kTruthCopyBytes));
+        GPUVET_CUDA_TRY(stream.create(a));
+        GPUVET_CUDA_TRY(ev.create(a, 2));
+        GPUVET_CUDA_TRY(cudaSetDevice(a));
         for (int k = 0; k <= kTruthSamples; ++k) {  // k == 0: warm-up
-          GV_CUDA(cudaEventRecord(start.get(), stream.get()));
-          GV_CUDA(cudaMemcpyPeerAsync(dst.get(), b, src.get(), a, kTruthCopyBytes,
-                                      stream.get()));
-          GV_CUDA(cudaEventRecord(stop.get(), stream.get()));
-          GV_CUDA(cudaStreamSynchronize(stream.get()));
+          GPUVET_CUDA_TRY(cudaEventRecord(ev[0], stream.get()));
+          GPUVET_CUDA_TRY(
+              cudaMemcpyPeerAsync(dst.get(), b, src.get(), a, kTruthCopyBytes, stream.get()));
+          GPUVET_CUDA_TRY(cudaEventRecord(ev[1], stream.get()));
+          GPUVET_CUDA_TRY(cudaStreamSynchronize(stream.get()));
           float ms = 0;
-          GV_CUDA(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+          GPUVET_CUDA_TRY(cudaEventElapsedTime(&ms, ev[0], ev[1]));
           if (k > 0 && ms > 0) gbps.push_back(kTruthCopyBytes / (ms / 1e3) / kBytesPerGB);
         }
         return {};
       };
       s = copy();
       if (!s.ok()) {
-        remember_failure(a, s);
+        health.record(a, s);
         t.copy_verified = false;
         t.enable_error =
             (t.enable_error ? *t.enable_error + "; " : std::string()) + "peer copy: " + s.text;
@@ -1470,16 +1169,20 @@ void p2p_truth_cuda(std::vector<P2PTruth>& truth, bool plant_corruption) {
       BenchCell cell;
       summarize(gbps, cell);
       if (cell.value) t.copy_gbps = cell.value;
-      verify_into(cell, dst.get(), b, kTruthCopyBytes, seed, plant);
+      verify_into(health, cell, dst.get(), b, kTruthCopyBytes, seed, plant);
       if (plant) planted = true;
       t.copy_verified = cell.verified;
       if (!cell.verified && cell.error && cell.error->rfind("wrong data", 0) != 0)
-        t.enable_error =
-            (t.enable_error ? *t.enable_error + "; " : std::string()) + *cell.error;
+        t.enable_error = (t.enable_error ? *t.enable_error + "; " : std::string()) + *cell.error;
     } catch (const std::exception& ex) {
       t.enable_error = std::string("internal error: ") + ex.what();
     }
   }
+}
+
+gpu::DeviceHealth& process_device_health() {
+  static gpu::DeviceHealth* health = new gpu::DeviceHealth();  // transitional: see cuda_bench.h
+  return *health;
 }
 
 }  // namespace gpuvet::bench

@@ -6,13 +6,16 @@
 // samples, the spread (max-min)/median. Host buffers are pinned (cudaHostAlloc) and first
 // touched on the GPU's NUMA node when it is known. Data is verified after the copies. Any
 // CUDA error fails only the cell (or the matrix) it happened in, with the error's name and
-// text; nothing here calls exit(). Only available when built with GPUVET_CUDA.
+// text; nothing here calls exit(). A device that hits a sticky error is recorded in the
+// run's gpu::DeviceHealth, which every measurement takes first: later cells that need it say
+// why they did not run. Only available when built with GPUVET_CUDA.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
+#include "gpu/device_health.h"
 #include "gpuvet/bench.h"
 
 namespace gpuvet::bench {
@@ -49,16 +52,17 @@ struct HostDeviceSpec {
 // One row per GPU ("GPU0" …), one column ("host"). numa_of_gpu[i] (-1 unknown) is where
 // GPU i's host buffer is placed. plant_corruption flips one byte after the copy of GPU 0
 // so tests can see verification fail.
-BenchMatrix host_device_bandwidth(const HostDeviceSpec& spec, const Sizing& sizing,
-                                  const std::vector<int>& numa_of_gpu, bool plant_corruption);
+BenchMatrix host_device_bandwidth(gpu::DeviceHealth& health, const HostDeviceSpec& spec,
+                                  const Sizing& sizing, const std::vector<int>& numa_of_gpu,
+                                  bool plant_corruption);
 
 // Round trip of a tiny host↔device access by an SM kernel (pointer chase over mapped
 // pinned memory), in µs; one row per GPU.
-BenchMatrix host_device_latency(const Sizing& sizing);
+BenchMatrix host_device_latency(gpu::DeviceHealth& health, const Sizing& sizing);
 
 // Device-local copy (HBM read + write), GB/s counted as bytes copied per second; one row
 // per GPU.
-BenchMatrix device_local_copy(const Sizing& sizing);
+BenchMatrix device_local_copy(gpu::DeviceHealth& health, const Sizing& sizing);
 
 struct PeerSpec {
   Engine engine = Engine::kCopyEngine;
@@ -69,12 +73,38 @@ struct PeerSpec {
 // Every ordered pair (row = source GPU, column = destination); the diagonal is N/A. Pairs
 // where peer access cannot be enabled are measured through pinned host memory and their
 // cells say via_host.
-BenchMatrix peer_bandwidth(const PeerSpec& spec, const Sizing& sizing);
-BenchMatrix peer_latency(const Sizing& sizing);
+BenchMatrix peer_bandwidth(gpu::DeviceHealth& health, const PeerSpec& spec, const Sizing& sizing);
+BenchMatrix peer_latency(gpu::DeviceHealth& health, const Sizing& sizing);
 
 // For every pair: cudaDeviceCanAccessPeer both ways, cudaDeviceEnablePeerAccess result, a
 // peer copy with its data checked and its bandwidth. Fills the cuda_* and copy_* fields of
 // the entries (one per pair a<b, already created by the caller from the facts).
-void p2p_truth_cuda(std::vector<P2PTruth>& truth, bool plant_corruption);
+void p2p_truth_cuda(gpu::DeviceHealth& health, std::vector<P2PTruth>& truth, bool plant_corruption);
+
+// Transitional, until bench/registry.cc passes its run's DeviceHealth to the functions
+// above: these share one DeviceHealth for the whole process, as the benchmarks did before
+// the health belonged to a run. Remove them with their last caller.
+gpu::DeviceHealth& process_device_health();
+inline BenchMatrix host_device_bandwidth(const HostDeviceSpec& spec, const Sizing& sizing,
+                                         const std::vector<int>& numa_of_gpu,
+                                         bool plant_corruption) {
+  return host_device_bandwidth(process_device_health(), spec, sizing, numa_of_gpu,
+                               plant_corruption);
+}
+inline BenchMatrix host_device_latency(const Sizing& sizing) {
+  return host_device_latency(process_device_health(), sizing);
+}
+inline BenchMatrix device_local_copy(const Sizing& sizing) {
+  return device_local_copy(process_device_health(), sizing);
+}
+inline BenchMatrix peer_bandwidth(const PeerSpec& spec, const Sizing& sizing) {
+  return peer_bandwidth(process_device_health(), spec, sizing);
+}
+inline BenchMatrix peer_latency(const Sizing& sizing) {
+  return peer_latency(process_device_health(), sizing);
+}
+inline void p2p_truth_cuda(std::vector<P2PTruth>& truth, bool plant_corruption) {
+  p2p_truth_cuda(process_device_health(), truth, plant_corruption);
+}
 
 }  // namespace gpuvet::bench

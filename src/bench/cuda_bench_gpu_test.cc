@@ -9,6 +9,7 @@
 #include <string>
 
 #include "bench/cuda_bench.h"
+#include "gpu/device_health.h"
 
 namespace gpuvet::bench {
 namespace {
@@ -81,10 +82,11 @@ TEST(CudaBenchGpu, InitFindsTheDevices) {
 }
 
 TEST(CudaBenchGpu, HostToDeviceCopyEnginePinned) {
+  gpu::DeviceHealth health;
   ASSERT_GE(gpus(), 1);
   HostDeviceSpec spec;
   spec.to_device = true;
-  const BenchMatrix m = host_device_bandwidth(spec, quick(), {}, false);
+  const BenchMatrix m = host_device_bandwidth(health, spec, quick(), {}, false);
   print(m);
   expect_shape(m, gpus(), 1);
   EXPECT_EQ(m.unit, "GB/s");
@@ -96,30 +98,33 @@ TEST(CudaBenchGpu, HostToDeviceCopyEnginePinned) {
 }
 
 TEST(CudaBenchGpu, DeviceToHostCopyEnginePinned) {
+  gpu::DeviceHealth health;
   ASSERT_GE(gpus(), 1);
   HostDeviceSpec spec;
   spec.to_device = false;
-  const BenchMatrix m = host_device_bandwidth(spec, quick(), {0}, false);  // GPU0 on node 0
+  const BenchMatrix m = host_device_bandwidth(health, spec, quick(), {0}, false);  // GPU0 on node 0
   print(m);
   expect_shape(m, gpus(), 1);
   expect_good_gbps(m.cells[0][0], 5.0);
 }
 
 TEST(CudaBenchGpu, HostToDeviceSmEngine) {
+  gpu::DeviceHealth health;
   ASSERT_GE(gpus(), 1);
   HostDeviceSpec spec;
   spec.engine = Engine::kSm;
-  const BenchMatrix m = host_device_bandwidth(spec, quick(), {}, false);
+  const BenchMatrix m = host_device_bandwidth(health, spec, quick(), {}, false);
   print(m);
   expect_shape(m, gpus(), 1);
   expect_good_gbps(m.cells[0][0], 5.0);
 }
 
 TEST(CudaBenchGpu, BidirectionalReportsTheOtherDirectionInNotes) {
+  gpu::DeviceHealth health;
   ASSERT_GE(gpus(), 1);
   HostDeviceSpec spec;
   spec.bidirectional = true;
-  const BenchMatrix m = host_device_bandwidth(spec, quick(), {}, false);
+  const BenchMatrix m = host_device_bandwidth(health, spec, quick(), {}, false);
   print(m);
   expect_shape(m, gpus(), 1);
   expect_good_gbps(m.cells[0][0], 5.0);
@@ -130,31 +135,34 @@ TEST(CudaBenchGpu, BidirectionalReportsTheOtherDirectionInNotes) {
 }
 
 TEST(CudaBenchGpu, PageableHostToDevice) {
+  gpu::DeviceHealth health;
   ASSERT_GE(gpus(), 1);
   HostDeviceSpec spec;
   spec.pinned = false;
-  const BenchMatrix m = host_device_bandwidth(spec, quick(), {}, false);
+  const BenchMatrix m = host_device_bandwidth(health, spec, quick(), {}, false);
   print(m);
   expect_shape(m, gpus(), 1);
   expect_good_gbps(m.cells[0][0], 1.0);
 }
 
 TEST(CudaBenchGpu, AllGpusAtOnce) {
+  gpu::DeviceHealth health;
   ASSERT_GE(gpus(), 1);
   HostDeviceSpec spec;
   spec.all_gpus_at_once = true;
-  const BenchMatrix m = host_device_bandwidth(spec, quick(), {}, false);
+  const BenchMatrix m = host_device_bandwidth(health, spec, quick(), {}, false);
   print(m);
   expect_shape(m, gpus(), 1);
   for (int g = 0; g < gpus(); ++g) expect_good_gbps(m.cells[g][0], 1.0);
 }
 
 TEST(CudaBenchGpu, PlantedCorruptionIsReportedAsWrongData) {
+  gpu::DeviceHealth health;
   ASSERT_GE(gpus(), 1);
   for (bool to_device : {true, false}) {
     HostDeviceSpec spec;
     spec.to_device = to_device;
-    const BenchMatrix m = host_device_bandwidth(spec, quick(), {}, true);
+    const BenchMatrix m = host_device_bandwidth(health, spec, quick(), {}, true);
     print(m);
     expect_shape(m, gpus(), 1);
     const BenchCell& cell = m.cells[0][0];
@@ -167,18 +175,20 @@ TEST(CudaBenchGpu, PlantedCorruptionIsReportedAsWrongData) {
 }
 
 TEST(CudaBenchGpu, DeviceLocalCopy) {
+  gpu::DeviceHealth health;
   ASSERT_GE(gpus(), 1);
   Sizing s = quick();
   s.bytes = 512u << 20;  // well past L2
-  const BenchMatrix m = device_local_copy(s);
+  const BenchMatrix m = device_local_copy(health, s);
   print(m);
   expect_shape(m, gpus(), 1);
   for (int g = 0; g < gpus(); ++g) expect_good_gbps(m.cells[g][0], 100.0);
 }
 
 TEST(CudaBenchGpu, HostDeviceLatency) {
+  gpu::DeviceHealth health;
   ASSERT_GE(gpus(), 1);
-  const BenchMatrix m = host_device_latency(quick());
+  const BenchMatrix m = host_device_latency(health, quick());
   print(m);
   expect_shape(m, gpus(), 1);
   EXPECT_EQ(m.unit, "us");
@@ -193,19 +203,21 @@ TEST(CudaBenchGpu, HostDeviceLatency) {
 }
 
 TEST(CudaBenchGpu, PeerTestsSkipWithOneGpu) {
+  gpu::DeviceHealth health;
   if (gpus() != 1) GTEST_SKIP() << "machine has " << gpus() << " GPUs";
-  const BenchMatrix bw = peer_bandwidth(PeerSpec{}, quick());
+  const BenchMatrix bw = peer_bandwidth(health, PeerSpec{}, quick());
   ASSERT_TRUE(bw.skipped);
   EXPECT_EQ(*bw.skipped, "needs 2 or more GPUs");
   EXPECT_FALSE(bw.error);
-  const BenchMatrix lat = peer_latency(quick());
+  const BenchMatrix lat = peer_latency(health, quick());
   ASSERT_TRUE(lat.skipped);
   EXPECT_FALSE(lat.error);
 }
 
 TEST(CudaBenchGpu, PeerBandwidthWithTwoOrMoreGpus) {
+  gpu::DeviceHealth health;
   if (gpus() < 2) GTEST_SKIP() << "needs 2 or more GPUs";
-  const BenchMatrix m = peer_bandwidth(PeerSpec{}, quick());
+  const BenchMatrix m = peer_bandwidth(health, PeerSpec{}, quick());
   print(m);
   expect_shape(m, gpus(), gpus());
   for (int s = 0; s < gpus(); ++s) {
@@ -222,18 +234,19 @@ TEST(CudaBenchGpu, PeerBandwidthWithTwoOrMoreGpus) {
 }
 
 TEST(CudaBenchGpu, P2PTruthWithTwoOrMoreGpus) {
+  gpu::DeviceHealth health;
   if (gpus() < 2) GTEST_SKIP() << "needs 2 or more GPUs";
   std::vector<P2PTruth> truth(1);
   truth[0].a = 0;
   truth[0].b = 1;
-  p2p_truth_cuda(truth, false);
+  p2p_truth_cuda(health, truth, false);
   EXPECT_TRUE(truth[0].cuda_can_access.has_value());  // true or false: the machine decides
   ASSERT_TRUE(truth[0].copy_verified);
   EXPECT_TRUE(*truth[0].copy_verified);
   ASSERT_TRUE(truth[0].copy_gbps);
   EXPECT_GT(*truth[0].copy_gbps, 1.0);
 
-  p2p_truth_cuda(truth, true);  // planted: the check must see it
+  p2p_truth_cuda(health, truth, true);  // planted: the check must see it
   ASSERT_TRUE(truth[0].copy_verified);
   EXPECT_FALSE(*truth[0].copy_verified);
 }
