@@ -1,13 +1,13 @@
 // bench/nccl_bench.h — NCCL collectives behind `gpuvet bench` (nccl_bench.cc).
 //
 // libnccl.so.2 is loaded with dlopen (a path from --nccl-lib / $GPUVET_NCCL_LIBRARY, else
-// the loader's search), with our own declarations of the few symbols used, so gpuvet runs
-// without NCCL and says so. One process drives every GPU (ncclCommInitAll, one thread per
-// GPU or group calls). Each collective runs under a deadline: nonblocking communicators
-// polled with ncclCommGetAsyncError, aborted with ncclCommAbort past the deadline, and the
-// stalled rank named. busbw uses the nccl-tests factors: all-reduce 2(n-1)/n, all-gather
-// and reduce-scatter (n-1)/n. Results are checked against the expected sums. Only
-// available when built with GPUVET_CUDA.
+// the loader's search; gpu/nccl_lib.h), with our own declarations of the few symbols used,
+// so gpuvet runs without NCCL and says so. One process drives every GPU, one communicator
+// per GPU in group calls. Each collective runs under a deadline (gpu/nccl_comms.h):
+// nonblocking communicators polled with ncclCommGetAsyncError, aborted with ncclCommAbort
+// past the deadline, and the stalled rank named. busbw uses the nccl-tests factors: all-reduce
+// 2(n-1)/n, all-gather and reduce-scatter (n-1)/n. Results are checked against the expected sums.
+// Only available when built with GPUVET_CUDA.
 #pragma once
 
 #include <chrono>
@@ -57,10 +57,6 @@ namespace detail {
 // busbw = algbw × factor, as nccl-tests: all_reduce 2(n-1)/n, all_gather and
 // reduce_scatter (n-1)/n (so 0 for one rank). nullopt for another op or nranks < 1.
 std::optional<double> bus_bw_factor(std::string_view op, int nranks);
-
-// ncclGetVersion's code as text: 22809 → "2.28.9"; codes of 2.8 and older are
-// major*1000 + minor*100 + patch (2708 → "2.7.8").
-std::string nccl_version_string(int code);
 
 // Element counts (float32) for one nccl-tests "size", as its *GetCollByteCount do:
 // all_reduce sends and receives size/4 floats; all_gather sends a chunk of size/4/n floats

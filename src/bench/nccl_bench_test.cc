@@ -1,13 +1,11 @@
-// NCCL bench without a GPU: loading failures are clear and never crash, and the nccl-tests
-// arithmetic (busbw factors, buffer counts per size, version codes) is right.
+// NCCL bench without a GPU: a loading failure reaches NcclEnv and skips the collectives
+// instead of crashing, and the nccl-tests arithmetic (busbw factors, buffer counts per size)
+// is right. The loader's own failures are tested in gpu/nccl_lib_test.cc.
 #include "bench/nccl_bench.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
+#include <chrono>
 #include <string>
 
 #include "bench/registry.h"
@@ -21,49 +19,7 @@ TEST(NcclBench, MissingLibraryIsAClearError) {
   EXPECT_FALSE(env.version.has_value());
   EXPECT_NE(env.error.find("/nonexistent/libnccl.so.2"), std::string::npos) << env.error;
   EXPECT_NE(env.error.find("no such file"), std::string::npos) << env.error;
-}
-
-TEST(NcclBench, UnknownSonameSaysHowToPointAtNccl) {
-  NcclEnv env = nccl_load("libnccl-gpuvet-test-absent.so.2");
-  EXPECT_FALSE(env.ok);
-  EXPECT_NE(env.error.find("not found"), std::string::npos) << env.error;
-  EXPECT_NE(env.error.find("--nccl-lib"), std::string::npos) << env.error;
-}
-
-TEST(NcclBench, TextFileIsNotALibrary) {
-  char path[] = "/tmp/gpuvet-nccl-test-XXXXXX";
-  const int fd = ::mkstemp(path);
-  ASSERT_GE(fd, 0);
-  ::close(fd);
-  {
-    std::ofstream out(path);
-    out << "this is not libnccl\n";
-  }
-  NcclEnv env = nccl_load(path);
-  std::remove(path);
-  EXPECT_FALSE(env.ok);
-  EXPECT_NE(env.error.find("not a shared library"), std::string::npos) << env.error;
-}
-
-TEST(NcclBench, ALibraryThatIsNotNcclIsRefused) {
-  // libc is an ELF shared object everywhere, without any nccl* symbol.
-  NcclEnv env = nccl_load("libc.so.6");
-  EXPECT_FALSE(env.ok);
-  EXPECT_NE(env.error.find("not a usable NCCL"), std::string::npos) << env.error;
-  EXPECT_NE(env.error.find("ncclAllReduce"), std::string::npos) << env.error;
-}
-
-TEST(NcclBench, EnvironmentVariableNamesTheLibrary) {
-  const char* old = std::getenv("GPUVET_NCCL_LIBRARY");
-  const std::string saved = old ? old : "";
-  ::setenv("GPUVET_NCCL_LIBRARY", "/nonexistent/from-env/libnccl.so.2", 1);
-  NcclEnv env = nccl_load("");
-  if (old)
-    ::setenv("GPUVET_NCCL_LIBRARY", saved.c_str(), 1);
-  else
-    ::unsetenv("GPUVET_NCCL_LIBRARY");
-  EXPECT_FALSE(env.ok);
-  EXPECT_NE(env.error.find("/nonexistent/from-env/"), std::string::npos) << env.error;
+  EXPECT_EQ(env.library, "/nonexistent/libnccl.so.2");  // what was asked for, when it fails
 }
 
 TEST(NcclBench, CollectiveWithoutNcclIsSkippedNotCrashed) {
@@ -146,13 +102,6 @@ TEST(NcclBench, CountsPerSizeFollowNcclTests) {
   EXPECT_FALSE(detail::collective_counts("all_reduce", 2, 8));  // below one float
   EXPECT_FALSE(detail::collective_counts("all_reduce", 8, 0));
   EXPECT_FALSE(detail::collective_counts("send_recv", 8, 2));
-}
-
-TEST(NcclBench, VersionCodesAsText) {
-  EXPECT_EQ(detail::nccl_version_string(22809), "2.28.9");
-  EXPECT_EQ(detail::nccl_version_string(21805), "2.18.5");
-  EXPECT_EQ(detail::nccl_version_string(2708), "2.7.8");
-  EXPECT_EQ(detail::nccl_version_string(0), "unknown");
 }
 
 TEST(NcclBench, RowLabelsAreTheSizes) {

@@ -1,6 +1,6 @@
 // gpu/nccl_api.h — the part of NCCL's C API that gpuvet uses, declared by us.
 //
-// We never include nccl.h: libnccl.so.2 is opened with dlopen (nccl_bench.cc) so gpuvet
+// We never include nccl.h: libnccl.so.2 is opened with dlopen (nccl_lib.cc) so gpuvet
 // builds and runs without NCCL. The types, constants and function-pointer types below
 // match NCCL 2.x's public header (checked against 2.28.9). Only calls whose ABI has been
 // stable across 2.x are used:

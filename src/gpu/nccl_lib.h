@@ -1,17 +1,19 @@
-// gpu/nccl_lib.h — the dlopen'ed NCCL function table, shared inside gpuvet (internal).
+// gpu/nccl_lib.h — the dlopen'ed NCCL function table, shared by bench and scale (internal).
 //
-// nccl_bench.cc loads libnccl.so.2 with dlopen and keeps the resolved symbols in a
+// nccl_lib.cc loads libnccl.so.2 with dlopen and keeps the resolved symbols in a
 // process-wide registry keyed by the requested name and by the path that was loaded; entries
-// are never unloaded (see nccl_bench.cc's file comment). Other GPU code (the scaling engine)
-// reaches the same table through nccl_library() instead of loading NCCL a second way. Only
-// available when built with GPUVET_CUDA; no CUDA or fmt headers needed to include it.
+// are never unloaded (see nccl_lib.cc's file comment), so a table, once returned, is valid
+// for the life of the process and immutable: any thread may use it. Loading is thread-safe
+// (the registry has a mutex). Every piece of GPU code reaches NCCL through nccl_library()
+// instead of loading it a second way. Only available when built with GPUVET_CUDA; no CUDA or
+// fmt headers needed to include it.
 #pragma once
 
 #include <string>
 
 #include "gpu/nccl_api.h"
 
-namespace gpuvet::bench {
+namespace gpuvet::gpu {
 
 struct NcclLib {
   void* handle = nullptr;
@@ -39,16 +41,21 @@ struct NcclLib {
   std::string text(ncclResult_t r, ncclComm_t comm = nullptr) const;
 };
 
-// The loaded table for `path` (empty: $GPUVET_NCCL_LIBRARY, else "libnccl.so.2", as
-// nccl_load), loading it on first use. The table lives for the whole process. nullptr with
-// `*error` (when given) saying why: not found, not a library, missing symbols, NCCL < 2.x.
+// The name nccl_library loads for `path`: `path` itself, else $GPUVET_NCCL_LIBRARY, else
+// "libnccl.so.2".
+std::string nccl_library_name(const std::string& path);
+
+// The loaded table for nccl_library_name(path), loading it on first use. The table lives for
+// the whole process. nullptr with `*error` (when given) saying why: not found (with how to
+// point gpuvet at NCCL), not a library, missing symbols, not NCCL 2.x.
 const NcclLib* nccl_library(const std::string& path, std::string* error);
 
 // Sets NCCL_NVLS_ENABLE=0 before any communicator exists unless the user chose, and says
 // which (a note for the report): NVLink SHARP multicast is never used by default.
 std::string nccl_keep_multicast_off();
 
-// "2.28.9" for ncclGetVersion's code (detail::nccl_version_string).
+// ncclGetVersion's code as text: 22809 → "2.28.9"; codes of 2.8 and older are
+// major*1000 + minor*100 + patch (2708 → "2.7.8"); "unknown" for 0.
 std::string nccl_version_text(int code);
 
-}  // namespace gpuvet::bench
+}  // namespace gpuvet::gpu

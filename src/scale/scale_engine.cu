@@ -32,7 +32,8 @@
 // progress, so a long step is not a stall). Then every rank stops, every communicator is
 // aborted, the streams get a short grace and the buffers of a GPU still busy are leaked
 // (cudaFree would wait for the stuck kernel). No exception leaves this file; every CUDA and
-// NCCL error is reported with its name.
+// NCCL error is reported with its name. The CUDA handles, error text and the communicator
+// protocol (init, settle, abort, drain, close) come from the kit in src/gpu/.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -50,22 +51,25 @@
 #include <optional>
 #include <string>
 #include <thread>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "gpu/cuda_resources.h"
+#include "gpu/cuda_status.h"
 #include "gpu/nccl_api.h"
+#include "gpu/nccl_comms.h"
 #include "gpu/nccl_lib.h"
 #include "scale/scale_engine.h"
-
-static_assert(std::is_same_v<gpuvet_cudaStream_t, cudaStream_t>,
-              "nccl_api.h's stream type must be cudaStream_t");
 
 namespace gpuvet::scale {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using bench::NcclLib;
+using gpu::cuda_status;
+using gpu::cuda_text;
+using gpu::GpuStatus;
+using gpu::NcclLib;
+using gpu::seconds_text;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kMiB = 1024.0 * 1024.0;
@@ -97,44 +101,9 @@ std::string strf(const char* format, Args... args) {
   return s;
 }
 
-std::string cuda_text(cudaError_t e) {
-  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
-}
-
-// "20 s", "1.5 s"
-std::string seconds_text(std::chrono::milliseconds ms) {
-  if (ms.count() % 1000 == 0) return strf("%lld s", static_cast<long long>(ms.count() / 1000));
-  return strf("%g s", static_cast<double>(ms.count()) / 1000.0);
-}
-
 double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
-
-// The outcome of a step of work: ok, an error (text), a stall past the deadline, or stopped
-// because another rank failed.
-struct Status {
-  enum Kind { kOk, kError, kTimeout, kStopped };
-  Kind kind = kOk;
-  std::string text;
-  bool ok() const { return kind == kOk; }
-  static Status error(std::string t) { return {kError, std::move(t)}; }
-  static Status timeout() { return {kTimeout, {}}; }
-  static Status stopped() { return {kStopped, {}}; }
-};
-
-Status cuda_status(const char* what, cudaError_t e) {
-  if (e == cudaSuccess) return {};
-  (void)cudaGetLastError();  // clear a non-sticky error so the next check is clean
-  return Status::error(std::string(what) + ": " + cuda_text(e));
-}
-
-#define SE_TRY(expr)                         \
-  do {                                       \
-    Status se_status_ = (expr);              \
-    if (!se_status_.ok()) return se_status_; \
-  } while (0)
-#define SE_CUDA(what, call) SE_TRY(cuda_status(what, (call)))
 
 // ------------------------------------------------------------------------------ kernels
 
@@ -321,156 +290,34 @@ cudaError_t launch_gemm(const GemmShape& g, int sms, const float* A, const float
   return cudaGetLastError();
 }
 
-// ------------------------------------------------------------------------------ RAII
+// ------------------------------------------------------------------------------ buffers
 
-// The caller's current device, put back on the way out (ranks and destructors move it).
-class KeepCurrentDevice {
- public:
-  KeepCurrentDevice() {
-    if (cudaGetDevice(&device_) != cudaSuccess) {
-      (void)cudaGetLastError();
-      device_ = -1;
-    }
-  }
-  KeepCurrentDevice(const KeepCurrentDevice&) = delete;
-  KeepCurrentDevice& operator=(const KeepCurrentDevice&) = delete;
-  ~KeepCurrentDevice() {
-    if (device_ >= 0) (void)cudaSetDevice(device_);
-    (void)cudaGetLastError();
-  }
+// `floats` float32s on `dev` for `what`; a failure says how much and what for.
+GpuStatus allocate_floats(gpu::DeviceMem& mem, int dev, std::size_t floats, const char* what) {
+  GPUVET_CUDA_TRY(cuda_status("cudaSetDevice", cudaSetDevice(dev)));
+  if (GpuStatus s = mem.allocate(dev, floats * sizeof(float)); !s.ok())
+    return GpuStatus::error(
+        strf("cudaMalloc of %.1f MiB (%s): %s", static_cast<double>(floats * sizeof(float)) / kMiB,
+             what, s.text.c_str()),
+        s.code);
+  return {};
+}
 
- private:
-  int device_ = -1;
-};
-
-// Device memory; leak() after an abort that left a kernel running (cudaFree would wait).
-class DeviceMem {
- public:
-  DeviceMem() = default;
-  DeviceMem(const DeviceMem&) = delete;
-  DeviceMem& operator=(const DeviceMem&) = delete;
-  ~DeviceMem() {
-    if (!p_ || leak_) return;
-    (void)cudaSetDevice(dev_);
-    (void)cudaFree(p_);
-    (void)cudaGetLastError();
-  }
-  Status allocate(int dev, std::size_t floats, const char* what) {
-    dev_ = dev;
-    SE_CUDA("cudaSetDevice", cudaSetDevice(dev));
-    void* p = nullptr;
-    if (cudaError_t e = cudaMalloc(&p, std::max<std::size_t>(floats, 1) * sizeof(float));
-        e != cudaSuccess) {
-      (void)cudaGetLastError();
-      return Status::error(strf("cudaMalloc of %.1f MiB (%s): %s",
-                                static_cast<double>(floats * sizeof(float)) / kMiB, what,
-                                cuda_text(e).c_str()));
-    }
-    p_ = static_cast<float*>(p);
-    return {};
-  }
-  void leak() { leak_ = true; }
-  float* get() const { return p_; }
-
- private:
-  int dev_ = -1;
-  float* p_ = nullptr;
-  bool leak_ = false;
-};
-
-// Pinned host memory for the one-element GEMM check (an async copy that can be polled).
-class PinnedMem {
- public:
-  PinnedMem() = default;
-  PinnedMem(const PinnedMem&) = delete;
-  PinnedMem& operator=(const PinnedMem&) = delete;
-  ~PinnedMem() {
-    if (!p_ || leak_) return;
-    (void)cudaFreeHost(p_);
-    (void)cudaGetLastError();
-  }
-  Status allocate(std::size_t floats) {
-    void* p = nullptr;
-    SE_CUDA("cudaHostAlloc", cudaHostAlloc(&p, floats * sizeof(float), cudaHostAllocDefault));
-    p_ = static_cast<float*>(p);
-    return {};
-  }
-  void leak() { leak_ = true; }
-  float* get() const { return p_; }
-
- private:
-  float* p_ = nullptr;
-  bool leak_ = false;
-};
-
-// A stream and a set of timing events of one device. cudaStreamDestroy and
-// cudaEventDestroy do not wait for pending work: safe even after an abort.
-class Stream {
- public:
-  Stream() = default;
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  ~Stream() {
-    if (!s_) return;
-    (void)cudaSetDevice(dev_);
-    (void)cudaStreamDestroy(s_);
-    (void)cudaGetLastError();
-  }
-  Status create(int dev) {
-    dev_ = dev;
-    SE_CUDA("cudaSetDevice", cudaSetDevice(dev));
-    SE_CUDA("cudaStreamCreateWithFlags", cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
-    return {};
-  }
-  cudaStream_t get() const { return s_; }
-
- private:
-  int dev_ = -1;
-  cudaStream_t s_ = nullptr;
-};
-
-class Events {
- public:
-  Events() = default;
-  Events(const Events&) = delete;
-  Events& operator=(const Events&) = delete;
-  ~Events() {
-    if (ev_.empty()) return;
-    (void)cudaSetDevice(dev_);
-    for (cudaEvent_t e : ev_)
-      if (e) (void)cudaEventDestroy(e);
-    (void)cudaGetLastError();
-  }
-  Status create(int dev, std::size_t n) {
-    dev_ = dev;
-    SE_CUDA("cudaSetDevice", cudaSetDevice(dev));
-    ev_.assign(n, nullptr);
-    for (auto& e : ev_) SE_CUDA("cudaEventCreate", cudaEventCreateWithFlags(&e, cudaEventDefault));
-    return {};
-  }
-  cudaEvent_t operator[](std::size_t i) const { return ev_[i]; }
-  const cudaEvent_t* data() const { return ev_.data(); }
-
- private:
-  int dev_ = -1;
-  std::vector<cudaEvent_t> ev_;
-};
-
-Status elapsed_ms(cudaEvent_t a, cudaEvent_t b, double* out) {
+GpuStatus elapsed_ms(cudaEvent_t a, cudaEvent_t b, double* out) {
   float ms = 0;
-  SE_CUDA("cudaEventElapsedTime", cudaEventElapsedTime(&ms, a, b));
+  GPUVET_CUDA_TRY(cuda_status("cudaEventElapsedTime", cudaEventElapsedTime(&ms, a, b)));
   *out = static_cast<double>(ms);
   return {};
 }
 
 // Polls one event (no NCCL involved) until done or the deadline; used by the peak kernel
 // and setup, where a blocking synchronize could hang on a broken GPU.
-Status poll_event(cudaEvent_t ev, Clock::time_point deadline) {
+GpuStatus poll_event(cudaEvent_t ev, Clock::time_point deadline) {
   for (;;) {
     const cudaError_t e = cudaEventQuery(ev);
     if (e == cudaSuccess) return {};
     if (e != cudaErrorNotReady) return cuda_status("cudaEventQuery", e);
-    if (Clock::now() >= deadline) return Status::timeout();
+    if (Clock::now() >= deadline) return GpuStatus::timeout();
     std::this_thread::sleep_for(kPoll);
   }
 }
@@ -600,12 +447,12 @@ struct RankState {
   int rank = 0;
   int device = 0;
   int sms = 1;
-  Stream compute, comm;
-  DeviceMem a, b, c, data;  // data: gradients (train) or activations (infer)
-  PinnedMem check;
-  Events marks;   // train: compute markers; infer: phase boundaries
-  Events bstart;  // train: bucket starts (comm stream)
-  Events bend;    // train: bucket ends (comm stream)
+  gpu::Stream compute, comm;
+  gpu::DeviceMem a, b, c, data;  // data: gradients (train) or activations (infer)
+  gpu::HostMem check;            // pinned, for the one-element GEMM check (a polled copy)
+  gpu::EventSet marks;           // train: compute markers; infer: phase boundaries
+  gpu::EventSet bstart;          // train: bucket starts (comm stream)
+  gpu::EventSet bend;            // train: bucket ends (comm stream)
   std::vector<StepRecord> records;
   std::optional<Stall> stall;
 
@@ -628,7 +475,7 @@ struct Track {
   std::size_t done = 0;
 };
 
-Status wait_tracks(Shared& sh, ncclComm_t comm, Track* tracks, int ntracks) {
+GpuStatus wait_tracks(Shared& sh, ncclComm_t comm, Track* tracks, int ntracks) {
   const auto timeout = sh.cfg.collective_timeout;
   auto deadline = Clock::now() + timeout;
   for (;;) {
@@ -646,102 +493,108 @@ Status wait_tracks(Shared& sh, ncclComm_t comm, Track* tracks, int ntracks) {
       all = all && tr.done == tr.count;
     }
     if (comm) {
-      ncclResult_t async = ncclSuccess;
-      if (ncclResult_t q = sh.lib->comm_get_async_error(comm, &async); q != ncclSuccess)
-        return Status::error("ncclCommGetAsyncError: " + sh.lib->text(q, comm));
-      if (async != ncclSuccess && async != ncclInProgress)
-        return Status::error(sh.lib->text(async, comm));
+      bool in_progress = false;
+      GPUVET_CUDA_TRY(gpu::comm_state(*sh.lib, comm, &in_progress));
     }
     if (all) return {};
-    if (sh.stop) return Status::stopped();
+    if (sh.stop) return GpuStatus::stopped();
     const auto now = Clock::now();
     if (progressed)
       deadline = now + timeout;
     else if (now >= deadline)
-      return Status::timeout();
+      return GpuStatus::timeout();
     std::this_thread::sleep_for(kPoll);
   }
 }
 
 // One in-place float32 sum all-reduce. A nonblocking communicator may answer ncclInProgress
 // (connection setup): NCCL then wants the state settled before the next call on it.
-Status all_reduce(Shared& sh, int rank, float* p, std::size_t count, cudaStream_t stream) {
+GpuStatus all_reduce(Shared& sh, int rank, float* p, std::size_t count, cudaStream_t stream) {
   ncclComm_t comm = sh.comms[static_cast<std::size_t>(rank)];
   const ncclResult_t r = sh.lib->all_reduce(p, p, count, ncclFloat32, ncclSum, comm, stream);
   if (r == ncclSuccess) return {};
-  if (r != ncclInProgress) return Status::error("ncclAllReduce: " + sh.lib->text(r, comm));
+  if (r != ncclInProgress) return GpuStatus::error("ncclAllReduce: " + sh.lib->text(r, comm));
   const auto deadline = Clock::now() + sh.cfg.collective_timeout;
   for (;;) {
-    ncclResult_t async = ncclSuccess;
-    if (ncclResult_t q = sh.lib->comm_get_async_error(comm, &async); q != ncclSuccess)
-      return Status::error("ncclCommGetAsyncError: " + sh.lib->text(q, comm));
-    if (async == ncclSuccess) return {};
-    if (async != ncclInProgress)
-      return Status::error("ncclAllReduce: " + sh.lib->text(async, comm));
-    if (sh.stop) return Status::stopped();
-    if (Clock::now() >= deadline) return Status::timeout();
+    bool in_progress = false;
+    GPUVET_CUDA_TRY(
+        gpu::with_context("ncclAllReduce", gpu::comm_state(*sh.lib, comm, &in_progress)));
+    if (!in_progress) return {};
+    if (sh.stop) return GpuStatus::stopped();
+    if (Clock::now() >= deadline) return GpuStatus::timeout();
     std::this_thread::sleep_for(kPoll);
   }
 }
 
-Status run_gemms(const GemmPlan& p, const RankState& rs, cudaStream_t stream) {
+GpuStatus run_gemms(const GemmPlan& p, const RankState& rs, cudaStream_t stream) {
   for (int i = 0; i < p.count; ++i)
-    SE_CUDA("sgemm launch",
-            launch_gemm(p.main, rs.sms, rs.a.get(), rs.b.get(), rs.c.get(), stream));
+    GPUVET_CUDA_TRY(
+        cuda_status("sgemm launch", launch_gemm(p.main, rs.sms, rs.a.get<float>(),
+                                                rs.b.get<float>(), rs.c.get<float>(), stream)));
   if (p.tail.k > 0)
-    SE_CUDA("sgemm launch",
-            launch_gemm(p.tail, rs.sms, rs.a.get(), rs.b.get(), rs.c.get(), stream));
+    GPUVET_CUDA_TRY(
+        cuda_status("sgemm launch", launch_gemm(p.tail, rs.sms, rs.a.get<float>(),
+                                                rs.b.get<float>(), rs.c.get<float>(), stream)));
   return {};
 }
 
 // Buffers, the A/B patterns, zeroed data (summing zeros keeps the all-reduce free of
 // overflow), and the one-element GEMM check; all on the compute stream, polled.
-Status setup_rank(Shared& sh, RankState& rs, const GemmPlan& plan, std::size_t data_floats,
-                  bool comm_stream) {
-  SE_CUDA("cudaSetDevice", cudaSetDevice(rs.device));
-  SE_CUDA("cudaDeviceGetAttribute",
-          cudaDeviceGetAttribute(&rs.sms, cudaDevAttrMultiProcessorCount, rs.device));
-  SE_TRY(rs.compute.create(rs.device));
-  if (comm_stream) SE_TRY(rs.comm.create(rs.device));
+GpuStatus setup_rank(Shared& sh, RankState& rs, const GemmPlan& plan, std::size_t data_floats,
+                     bool comm_stream) {
+  GPUVET_CUDA_TRY(cuda_status("cudaSetDevice", cudaSetDevice(rs.device)));
+  GPUVET_CUDA_TRY(
+      cuda_status("cudaDeviceGetAttribute",
+                  cudaDeviceGetAttribute(&rs.sms, cudaDevAttrMultiProcessorCount, rs.device)));
+  GPUVET_CUDA_TRY(gpu::with_context("cudaStreamCreateWithFlags", rs.compute.create(rs.device)));
+  if (comm_stream)
+    GPUVET_CUDA_TRY(gpu::with_context("cudaStreamCreateWithFlags", rs.comm.create(rs.device)));
   const std::size_t tile = static_cast<std::size_t>(plan.edge) * plan.edge;
-  SE_TRY(rs.a.allocate(rs.device, tile, "GEMM A"));
-  SE_TRY(rs.b.allocate(rs.device, tile, "GEMM B"));
-  SE_TRY(rs.c.allocate(rs.device, tile, "GEMM C"));
-  if (data_floats > 0) SE_TRY(rs.data.allocate(rs.device, data_floats, "gradients/activations"));
-  SE_TRY(rs.check.allocate(1));
-  Events ev;
-  SE_TRY(ev.create(rs.device, 1));
+  GPUVET_CUDA_TRY(allocate_floats(rs.a, rs.device, tile, "GEMM A"));
+  GPUVET_CUDA_TRY(allocate_floats(rs.b, rs.device, tile, "GEMM B"));
+  GPUVET_CUDA_TRY(allocate_floats(rs.c, rs.device, tile, "GEMM C"));
+  if (data_floats > 0)
+    GPUVET_CUDA_TRY(allocate_floats(rs.data, rs.device, data_floats, "gradients/activations"));
+  GPUVET_CUDA_TRY(gpu::with_context("cudaHostAlloc",
+                                    rs.check.allocate(sizeof(float), gpu::HostMem::Kind::kPinned)));
+  gpu::EventSet ev;
+  GPUVET_CUDA_TRY(gpu::with_context("cudaEventCreate", ev.create(rs.device, 1)));
   const cudaStream_t s = rs.compute.get();
   const int blocks = rs.sms * 4;
   (void)cudaGetLastError();
-  fill_pattern_kernel<<<blocks, 256, 0, s>>>(rs.a.get(), plan.edge, plan.edge, 0);
-  SE_CUDA("fill kernel launch", cudaGetLastError());
-  fill_pattern_kernel<<<blocks, 256, 0, s>>>(rs.b.get(), plan.edge, plan.edge, 1);
-  SE_CUDA("fill kernel launch", cudaGetLastError());
+  fill_pattern_kernel<<<blocks, 256, 0, s>>>(rs.a.get<float>(), plan.edge, plan.edge, 0);
+  GPUVET_CUDA_TRY(cuda_status("fill kernel launch", cudaGetLastError()));
+  fill_pattern_kernel<<<blocks, 256, 0, s>>>(rs.b.get<float>(), plan.edge, plan.edge, 1);
+  GPUVET_CUDA_TRY(cuda_status("fill kernel launch", cudaGetLastError()));
   if (data_floats > 0)
-    SE_CUDA("cudaMemsetAsync", cudaMemsetAsync(rs.data.get(), 0, data_floats * sizeof(float), s));
+    GPUVET_CUDA_TRY(
+        cuda_status("cudaMemsetAsync",
+                    cudaMemsetAsync(rs.data.get<float>(), 0, data_floats * sizeof(float), s)));
   const GemmShape& g = plan.main;
-  SE_CUDA("sgemm launch", launch_gemm(g, rs.sms, rs.a.get(), rs.b.get(), rs.c.get(), s));
+  GPUVET_CUDA_TRY(cuda_status(
+      "sgemm launch",
+      launch_gemm(g, rs.sms, rs.a.get<float>(), rs.b.get<float>(), rs.c.get<float>(), s)));
   const std::size_t last = static_cast<std::size_t>(g.m - 1) * g.n + (g.n - 1);
-  SE_CUDA("cudaMemcpyAsync", cudaMemcpyAsync(rs.check.get(), rs.c.get() + last, sizeof(float),
-                                             cudaMemcpyDeviceToHost, s));
-  SE_CUDA("cudaEventRecord", cudaEventRecord(ev[0], s));
+  GPUVET_CUDA_TRY(cuda_status("cudaMemcpyAsync",
+                              cudaMemcpyAsync(rs.check.get<float>(), rs.c.get<float>() + last,
+                                              sizeof(float), cudaMemcpyDeviceToHost, s)));
+  GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(ev[0], s)));
   // Setup is no collective: at least kSetupTimeout, so a short collective deadline does not
   // fail a first launch that loads the module.
   const auto limit = std::max<std::chrono::milliseconds>(sh.cfg.collective_timeout, kSetupTimeout);
-  Status w = poll_event(ev[0], Clock::now() + limit);
-  if (w.kind == Status::kTimeout)
-    return Status::error(
+  GpuStatus w = poll_event(ev[0], Clock::now() + limit);
+  if (w.is_timeout())
+    return GpuStatus::error(
         strf("setup (fill and GEMM check) did not finish within %s", seconds_text(limit).c_str()));
-  SE_TRY(w);
+  GPUVET_CUDA_TRY(w);
   double want = 0;
   for (int k = 0; k < g.k; ++k)
     want += static_cast<double>(pattern_value(g.m - 1, k, 0)) *
             static_cast<double>(pattern_value(k, g.n - 1, 1));
-  const float got = *rs.check.get();
+  const float got = *rs.check.get<float>();
   if (static_cast<double>(got) != want)
-    return Status::error(strf("GEMM check failed: C[%d][%d] of a %d³ SGEMM is %g, expected %g",
-                              g.m - 1, g.n - 1, g.m, static_cast<double>(got), want));
+    return GpuStatus::error(strf("GEMM check failed: C[%d][%d] of a %d³ SGEMM is %g, expected %g",
+                                 g.m - 1, g.n - 1, g.m, static_cast<double>(got), want));
   return {};
 }
 
@@ -784,54 +637,60 @@ std::string step_label(const Decision& d) {
   return d.timed ? strf("step %d", d.index) : strf("warm-up step %d", d.index);
 }
 
-Status enqueue_train_step(Shared& sh, RankState& rs, const TrainPlan& tp, int* failed_bucket) {
+GpuStatus enqueue_train_step(Shared& sh, RankState& rs, const TrainPlan& tp, int* failed_bucket) {
   const cudaStream_t cs = rs.compute.get();
   const cudaStream_t ms = rs.comm.get();
   const std::size_t last0 = static_cast<std::size_t>(tp.accumulation - 1);
-  SE_CUDA("cudaEventRecord", cudaEventRecord(rs.marks[0], cs));  // compute start: marks[0]
+  // Compute start: marks[0].
+  GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.marks[0], cs)));
   // marks layout: [0] start, [1 .. a-1] end of earlier phases, [a .. a+B-1] end of chunk k.
   for (int j = 0; j + 1 < tp.accumulation; ++j) {
-    for (int k = 0; k < tp.buckets; ++k) SE_TRY(run_gemms(tp.chunk, rs, cs));
-    SE_CUDA("cudaEventRecord", cudaEventRecord(rs.marks[1 + j], cs));
+    for (int k = 0; k < tp.buckets; ++k) GPUVET_CUDA_TRY(run_gemms(tp.chunk, rs, cs));
+    GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.marks[1 + j], cs)));
   }
-  auto reduce_k = [&](int k, cudaEvent_t after) -> Status {
-    if (after) SE_CUDA("cudaStreamWaitEvent", cudaStreamWaitEvent(ms, after, 0));
-    SE_CUDA("cudaEventRecord", cudaEventRecord(rs.bstart[k], ms));
-    SE_TRY(all_reduce(sh, rs.rank, rs.data.get() + tp.bucket_offset(k), tp.bucket_count(k), ms));
-    SE_CUDA("cudaEventRecord", cudaEventRecord(rs.bend[k], ms));
+  auto reduce_k = [&](int k, cudaEvent_t after) -> GpuStatus {
+    if (after)
+      GPUVET_CUDA_TRY(cuda_status("cudaStreamWaitEvent", cudaStreamWaitEvent(ms, after, 0)));
+    GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.bstart[k], ms)));
+    GPUVET_CUDA_TRY(all_reduce(sh, rs.rank, rs.data.get<float>() + tp.bucket_offset(k),
+                               tp.bucket_count(k), ms));
+    GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.bend[k], ms)));
     return {};
   };
   // Errors name the bucket; a stall while queueing reports it through *failed_bucket.
-  auto reduce = [&](int k, cudaEvent_t after) -> Status {
+  auto reduce = [&](int k, cudaEvent_t after) -> GpuStatus {
     *failed_bucket = k;
-    Status st = reduce_k(k, after);
-    if (st.kind == Status::kError) st.text = strf("bucket %d: ", k) + st.text;
+    GpuStatus st = reduce_k(k, after);
+    if (st.is_error()) st.text = strf("bucket %d: ", k) + st.text;
     return st;
   };
   for (int k = 0; k < tp.buckets; ++k) {
-    SE_TRY(run_gemms(tp.chunk, rs, cs));
+    GPUVET_CUDA_TRY(run_gemms(tp.chunk, rs, cs));
     const cudaEvent_t done = rs.marks[1 + last0 + k];
-    SE_CUDA("cudaEventRecord", cudaEventRecord(done, cs));
-    if (tp.comm && tp.overlap) SE_TRY(reduce(k, done));
+    GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(done, cs)));
+    if (tp.comm && tp.overlap) GPUVET_CUDA_TRY(reduce(k, done));
   }
   if (tp.comm && !tp.overlap)
     for (int k = 0; k < tp.buckets; ++k)
-      SE_TRY(reduce(k, k == 0 ? rs.marks[last0 + tp.buckets] : nullptr));
+      GPUVET_CUDA_TRY(reduce(k, k == 0 ? rs.marks[last0 + tp.buckets] : nullptr));
   return {};
 }
 
 void train_rank(Shared& sh, RankState& rs, const TrainPlan& tp) {
-  if (Status s = setup_rank(sh, rs, tp.chunk, tp.grad_floats, tp.comm); !s.ok()) {
+  if (GpuStatus s = setup_rank(sh, rs, tp.chunk, tp.grad_floats, tp.comm); !s.ok()) {
     sh.fail(rs.name() + ": " + s.text);
     return;
   }
-  if (Status s = rs.marks.create(rs.device, 1 + tp.compute_marks()); !s.ok()) {
+  if (GpuStatus s =
+          gpu::with_context("cudaEventCreate", rs.marks.create(rs.device, 1 + tp.compute_marks()));
+      !s.ok()) {
     sh.fail(rs.name() + ": " + s.text);
     return;
   }
   if (tp.comm) {
-    Status s = rs.bstart.create(rs.device, static_cast<std::size_t>(tp.buckets));
+    GpuStatus s = rs.bstart.create(rs.device, static_cast<std::size_t>(tp.buckets));
     if (s.ok()) s = rs.bend.create(rs.device, static_cast<std::size_t>(tp.buckets));
+    s = gpu::with_context("cudaEventCreate", std::move(s));
     if (!s.ok()) {
       sh.fail(rs.name() + ": " + s.text);
       return;
@@ -846,12 +705,12 @@ void train_rank(Shared& sh, RankState& rs, const TrainPlan& tp) {
     Track tracks[2];
     tracks[0] = {rs.marks.data() + 1, tp.compute_marks(), 0};
     if (tp.comm) tracks[1] = {rs.bend.data(), static_cast<std::size_t>(tp.buckets), 0};
-    Status s = enqueue_train_step(sh, rs, tp, &bucket);
+    GpuStatus s = enqueue_train_step(sh, rs, tp, &bucket);
     const bool enqueued = s.ok();
     if (enqueued) s = wait_tracks(sh, comm, tracks, tp.comm ? 2 : 1);
     if (!s.ok()) {
       const std::string label = step_label(d);
-      if (s.kind == Status::kError) {
+      if (s.is_error()) {
         // An error seen while waiting (NCCL's async error) is pinned on the first bucket
         // not yet done; enqueue errors already name theirs.
         const std::string at = enqueued && tp.comm && tracks[1].done < tracks[1].count
@@ -861,7 +720,7 @@ void train_rank(Shared& sh, RankState& rs, const TrainPlan& tp) {
         return;
       }
       Stall st;
-      st.timed_out = s.kind == Status::kTimeout;
+      st.timed_out = s.is_timeout();
       if (!enqueued) {
         // Stuck while queueing (a collective that stayed ncclInProgress): least progress.
         st.where =
@@ -888,7 +747,7 @@ void train_rank(Shared& sh, RankState& rs, const TrainPlan& tp) {
     StepRecord r;
     r.arrival = r.start = t0;
     r.end = t1;
-    Status e = elapsed_ms(rs.marks[0], rs.marks[tp.compute_marks()], &r.compute_ms);
+    GpuStatus e = elapsed_ms(rs.marks[0], rs.marks[tp.compute_marks()], &r.compute_ms);
     for (int k = 0; e.ok() && tp.comm && k < tp.buckets; ++k) {
       double ms = 0;
       e = elapsed_ms(rs.bstart[k], rs.bend[k], &ms);
@@ -917,14 +776,14 @@ struct InferPlan {
   std::size_t events() const { return 1 + 2 * phases(); }
 };
 
-Status enqueue_request(Shared& sh, RankState& rs, const InferPlan& ip) {
+GpuStatus enqueue_request(Shared& sh, RankState& rs, const InferPlan& ip) {
   const cudaStream_t s = rs.compute.get();
-  SE_CUDA("cudaEventRecord", cudaEventRecord(rs.marks[0], s));
+  GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.marks[0], s)));
   for (std::size_t i = 0; i < ip.phases(); ++i) {
-    SE_TRY(run_gemms(ip.layer, rs, s));
-    SE_CUDA("cudaEventRecord", cudaEventRecord(rs.marks[1 + 2 * i], s));
-    if (ip.comm) SE_TRY(all_reduce(sh, rs.rank, rs.data.get(), ip.act_floats, s));
-    SE_CUDA("cudaEventRecord", cudaEventRecord(rs.marks[2 + 2 * i], s));
+    GPUVET_CUDA_TRY(run_gemms(ip.layer, rs, s));
+    GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.marks[1 + 2 * i], s)));
+    if (ip.comm) GPUVET_CUDA_TRY(all_reduce(sh, rs.rank, rs.data.get<float>(), ip.act_floats, s));
+    GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.marks[2 + 2 * i], s)));
   }
   return {};
 }
@@ -950,11 +809,12 @@ bool sleep_until(Shared& sh, Clock::time_point t) {
 }
 
 void infer_rank(Shared& sh, RankState& rs, const InferPlan& ip) {
-  if (Status s = setup_rank(sh, rs, ip.layer, ip.comm ? ip.act_floats : 0, false); !s.ok()) {
+  if (GpuStatus s = setup_rank(sh, rs, ip.layer, ip.comm ? ip.act_floats : 0, false); !s.ok()) {
     sh.fail(rs.name() + ": " + s.text);
     return;
   }
-  if (Status s = rs.marks.create(rs.device, ip.events()); !s.ok()) {
+  if (GpuStatus s = gpu::with_context("cudaEventCreate", rs.marks.create(rs.device, ip.events()));
+      !s.ok()) {
     sh.fail(rs.name() + ": " + s.text);
     return;
   }
@@ -977,16 +837,16 @@ void infer_rank(Shared& sh, RankState& rs, const InferPlan& ip) {
     const auto t0 = Clock::now();
     if (!paced) arrival = t0;
     Track track{rs.marks.data(), ip.events(), 0};
-    Status s = enqueue_request(sh, rs, ip);
+    GpuStatus s = enqueue_request(sh, rs, ip);
     const bool enqueued = s.ok();
     if (enqueued) s = wait_tracks(sh, comm, &track, 1);
     if (!s.ok()) {
-      if (s.kind == Status::kError) {
+      if (s.is_error()) {
         sh.fail(rs.name() + ": " + label + ": " + s.text);
         return;
       }
       Stall st;
-      st.timed_out = s.kind == Status::kTimeout;
+      st.timed_out = s.is_timeout();
       if (!enqueued) {
         st.where = "an all-reduce of " + label + " (still being queued)";
         st.progress = -1;
@@ -1004,7 +864,7 @@ void infer_rank(Shared& sh, RankState& rs, const InferPlan& ip) {
     r.arrival = arrival;
     r.start = t0;
     r.end = t1;
-    Status e;
+    GpuStatus e;
     for (std::size_t i = 0; e.ok() && i < ip.phases(); ++i) {
       double g = 0, c = 0;
       e = elapsed_ms(rs.marks[2 * i], rs.marks[1 + 2 * i], &g);
@@ -1020,130 +880,6 @@ void infer_rank(Shared& sh, RankState& rs, const InferPlan& ip) {
   }
 }
 
-// ------------------------------------------------------------------------------ NCCL
-
-// One communicator per device, rank i = devices[i], created from this (the main) thread
-// in one group like nccl_bench.cc. Destruction aborts whatever is open.
-class Communicators {
- public:
-  Communicators(const NcclLib* lib, std::vector<int> devices, std::chrono::milliseconds timeout)
-      : lib_(lib), devices_(std::move(devices)), timeout_(timeout) {}
-  Communicators(const Communicators&) = delete;
-  Communicators& operator=(const Communicators&) = delete;
-  ~Communicators() { abort(); }
-
-  const std::vector<ncclComm_t>& handles() const { return handles_; }
-  bool nonblocking() const { return nonblocking_; }
-
-  // Empty on success, else the error text.
-  std::string init() {
-    const int n = static_cast<int>(devices_.size());
-    handles_.assign(devices_.size(), nullptr);
-    nonblocking_ = lib_->nonblocking();
-    if (!nonblocking_) {
-      // NCCL < 2.14: blocking init, no deadline possible; failed handles are not trusted.
-      const ncclResult_t r = lib_->comm_init_all(handles_.data(), n, devices_.data());
-      if (r != ncclSuccess) {
-        handles_.assign(devices_.size(), nullptr);
-        return "ncclCommInitAll: " + lib_->text(r);
-      }
-      return {};
-    }
-    ncclUniqueId id{};
-    if (ncclResult_t r = lib_->get_unique_id(&id); r != ncclSuccess)
-      return "ncclGetUniqueId: " + lib_->text(r);
-    gpuvet_ncclConfig_v21400 config{sizeof(gpuvet_ncclConfig_v21400), GPUVET_NCCL_CONFIG_MAGIC,
-                                    GPUVET_NCCL_CONFIG_VERSION, /*blocking=*/0,
-                                    GPUVET_NCCL_CONFIG_UNDEF_INT};
-    if (ncclResult_t r = lib_->group_start(); r != ncclSuccess)
-      return "ncclGroupStart: " + lib_->text(r);
-    std::string first;
-    for (int rank = 0; rank < n; ++rank) {
-      if (cudaError_t e = cudaSetDevice(devices_[rank]); e != cudaSuccess) {
-        (void)cudaGetLastError();
-        if (first.empty())
-          first = strf("cudaSetDevice(%d): %s", devices_[rank], cuda_text(e).c_str());
-        continue;
-      }
-      const ncclResult_t r = lib_->comm_init_rank_config(&handles_[rank], n, id, rank, &config);
-      if (r != ncclSuccess && r != ncclInProgress && first.empty())
-        first = strf("ncclCommInitRankConfig: rank %d (GPU %d): ", rank, devices_[rank]) +
-                lib_->text(r);
-    }
-    const ncclResult_t end = lib_->group_end();  // always paired with the start
-    if (!first.empty()) return first;
-    if (end != ncclSuccess && end != ncclInProgress)
-      return "ncclGroupEnd (communicator init): " + lib_->text(end);
-    return settle("communicator init");
-  }
-
-  // Finalize (polled) and destroy; on any failure everything is aborted. Empty on success.
-  std::string close() {
-    std::string err;
-    if (nonblocking_) {
-      for (std::size_t r = 0; r < handles_.size() && err.empty(); ++r)
-        if (handles_[r])
-          if (ncclResult_t f = lib_->comm_finalize(handles_[r]);
-              f != ncclSuccess && f != ncclInProgress)
-            err = strf("ncclCommFinalize: rank %zu: ", r) + lib_->text(f, handles_[r]);
-      if (err.empty()) err = settle("ncclCommFinalize");
-    }
-    if (!err.empty()) {
-      abort();
-      return err;
-    }
-    for (std::size_t r = 0; r < handles_.size(); ++r) {
-      if (!handles_[r]) continue;
-      if (ncclResult_t d = lib_->comm_destroy(handles_[r]);
-          d != ncclSuccess && d != ncclInProgress && err.empty())
-        err = strf("ncclCommDestroy: rank %zu: ", r) + lib_->text(d);
-      handles_[r] = nullptr;
-    }
-    return err;
-  }
-
-  void abort() {
-    for (auto& h : handles_) {
-      if (h) (void)lib_->comm_abort(h);
-      h = nullptr;
-    }
-  }
-
- private:
-  // Polls until no communicator is ncclInProgress, under the timeout.
-  std::string settle(const std::string& what) {
-    const auto deadline = Clock::now() + timeout_;
-    for (;;) {
-      int pending = -1;
-      for (std::size_t r = 0; r < handles_.size(); ++r) {
-        if (!handles_[r]) continue;
-        ncclResult_t async = ncclSuccess;
-        if (ncclResult_t q = lib_->comm_get_async_error(handles_[r], &async); q != ncclSuccess)
-          return strf("%s: rank %zu (GPU %d): ncclCommGetAsyncError: ", what.c_str(), r,
-                      devices_[r]) +
-                 lib_->text(q, handles_[r]);
-        if (async == ncclInProgress) {
-          if (pending < 0) pending = static_cast<int>(r);
-        } else if (async != ncclSuccess) {
-          return strf("%s: rank %zu (GPU %d): ", what.c_str(), r, devices_[r]) +
-                 lib_->text(async, handles_[r]);
-        }
-      }
-      if (pending < 0) return {};
-      if (Clock::now() >= deadline)
-        return strf("timeout after %s: rank %d (GPU %d) did not finish %s",
-                    seconds_text(timeout_).c_str(), pending, devices_[pending], what.c_str());
-      std::this_thread::sleep_for(kPoll);
-    }
-  }
-
-  const NcclLib* lib_;
-  std::vector<int> devices_;
-  std::chrono::milliseconds timeout_;
-  std::vector<ncclComm_t> handles_;
-  bool nonblocking_ = false;
-};
-
 // ------------------------------------------------------------------------------ the run
 
 double mean(const std::vector<double>& v) {
@@ -1154,34 +890,19 @@ double mean(const std::vector<double>& v) {
 
 // After a failure: abort every communicator (NCCL kernels see the flag and return), give the
 // streams a grace, and leak the buffers of ranks still busy. Returns the note, if any.
-std::string drain_after_failure(Communicators* comms,
+std::string drain_after_failure(gpu::Communicators* comms,
                                 std::vector<std::unique_ptr<RankState>>& ranks) {
   if (comms) comms->abort();
-  const auto deadline = Clock::now() + kDrainGrace;
+  std::vector<int> devices;
+  std::vector<std::vector<cudaStream_t>> streams;
+  for (const auto& rs : ranks) {
+    devices.push_back(rs->device);
+    streams.push_back({rs->compute.get(), rs->comm.get()});
+  }
   std::string stuck;
-  for (auto& rs : ranks) {
-    bool busy = false;
-    bool broken = false;  // a stream in error: its work may never retire, so nothing is freed
-    (void)cudaSetDevice(rs->device);
-    for (;;) {
-      busy = false;
-      for (cudaStream_t s : {rs->compute.get(), rs->comm.get()}) {
-        if (!s) continue;
-        const cudaError_t e = cudaStreamQuery(s);
-        if (e == cudaErrorNotReady) {
-          busy = true;
-        } else if (e != cudaSuccess) {
-          (void)cudaGetLastError();
-          broken = true;
-        }
-      }
-      if (!busy || broken || Clock::now() >= deadline) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    if (busy || broken) {
-      rs->leak();
-      stuck += (stuck.empty() ? "" : ", ") + rs->name();
-    }
+  for (int r : gpu::drain_streams(devices, streams, kDrainGrace)) {
+    ranks[static_cast<std::size_t>(r)]->leak();
+    stuck += (stuck.empty() ? "" : ", ") + ranks[static_cast<std::size_t>(r)]->name();
   }
   if (stuck.empty()) return {};
   return "still busy after the abort, buffers left allocated: " + stuck;
@@ -1319,7 +1040,7 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
   const double actual_flops = train ? tp.flops_per_step : ip.flops_per_request;
   const bool need_nccl = train ? tp.comm : ip.comm;
 
-  KeepCurrentDevice keep;
+  gpu::KeepCurrentDevice keep;
 
   // ---- memory: GEMM A, B, C and the gradients/activations against 80 % of free memory
   const double need = 3.0 * gemm.edge * static_cast<double>(gemm.edge) * sizeof(float) +
@@ -1341,9 +1062,9 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
   const NcclLib* lib = nullptr;
   if (need_nccl) {
     std::string why;
-    lib = bench::nccl_library(cfg.nccl_library, &why);
+    lib = gpu::nccl_library(cfg.nccl_library, &why);
     if (!lib) return fail("NCCL unavailable: " + why);
-    res.notes.push_back(bench::nccl_keep_multicast_off());
+    res.notes.push_back(gpu::nccl_keep_multicast_off());
   }
 
   // Declaration order is teardown order, reversed: communicators go (abort or close) before
@@ -1356,17 +1077,17 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
     rs->device = cfg.devices[static_cast<std::size_t>(r)];
     ranks.push_back(std::move(rs));
   }
-  std::optional<Communicators> comms;
+  std::optional<gpu::Communicators> comms;
   if (need_nccl) {
-    comms.emplace(lib, cfg.devices, cfg.collective_timeout);
-    if (std::string e = comms->init(); !e.empty()) {
+    comms.emplace(*lib, cfg.devices, cfg.collective_timeout);
+    if (GpuStatus e = comms->init(); !e.ok()) {
       comms->abort();
-      return fail(e);
+      return fail(comms->describe(e, "communicator init"));
     }
     sh.lib = lib;
     sh.comms = comms->handles();
     res.notes.push_back(
-        strf("NCCL %s, %s communicators", bench::nccl_version_text(lib->version_code).c_str(),
+        strf("NCCL %s, %s communicators", gpu::nccl_version_text(lib->version_code).c_str(),
              comms->nonblocking() ? "nonblocking"
                                   : "blocking (NCCL < 2.14: init and enqueue unbounded)"));
   }
@@ -1400,8 +1121,9 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
     return res;
   }
   if (comms)
-    if (std::string e = comms->close(); !e.empty())
-      res.notes.push_back("communicator teardown: " + e + " (aborted)");
+    if (GpuStatus e = comms->close(); !e.ok())
+      res.notes.push_back("communicator teardown: " + comms->describe(e, "ncclCommFinalize") +
+                          " (aborted)");
 
   // ---- aggregation (every rank ran the same steps; min guards against a mismatch)
   std::size_t steps = ranks.front()->records.size();
@@ -1523,35 +1245,37 @@ std::optional<double> measure_peak_tflops(int device, std::string* error) {
     }
     if (device < 0 || device >= count)
       return fail(strf("GPU %d does not exist (%d CUDA devices)", device, count));
-    KeepCurrentDevice keep;
+    gpu::KeepCurrentDevice keep;
     int sms = 0;
-    Stream stream;
-    Events ev;
-    DeviceMem out;
-    Status s = cuda_status("cudaSetDevice", cudaSetDevice(device));
+    gpu::Stream stream;
+    gpu::EventSet ev;
+    gpu::DeviceMem out;
+    GpuStatus s = cuda_status("cudaSetDevice", cudaSetDevice(device));
     if (s.ok())
       s = cuda_status("cudaDeviceGetAttribute",
                       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     const int blocks = std::max(sms, 1) * kPeakBlocksPerSm;
     const double threads = static_cast<double>(blocks) * kPeakThreads;
-    if (s.ok()) s = stream.create(device);
-    if (s.ok()) s = ev.create(device, 2);
+    if (s.ok()) s = gpu::with_context("cudaStreamCreateWithFlags", stream.create(device));
+    if (s.ok()) s = gpu::with_context("cudaEventCreate", ev.create(device, 2));
     if (s.ok())
-      s = out.allocate(device, static_cast<std::size_t>(blocks) * kPeakThreads, "FMA output");
+      s = allocate_floats(out, device, static_cast<std::size_t>(blocks) * kPeakThreads,
+                          "FMA output");
     if (!s.ok()) return fail(strf("GPU %d: %s", device, s.text.c_str()));
 
     // One launch of `trips`, timed with events and polled (60 s: far above any calibrated run).
-    auto timed = [&](int trips, double* ms) -> Status {
+    auto timed = [&](int trips, double* ms) -> GpuStatus {
       (void)cudaGetLastError();
-      SE_CUDA("cudaEventRecord", cudaEventRecord(ev[0], stream.get()));
-      fma_peak_kernel<<<blocks, kPeakThreads, 0, stream.get()>>>(out.get(), trips, 0.999f, 0.001f);
-      SE_CUDA("FMA kernel launch", cudaGetLastError());
-      SE_CUDA("cudaEventRecord", cudaEventRecord(ev[1], stream.get()));
-      SE_TRY(poll_event(ev[1], Clock::now() + std::chrono::seconds(60)));
+      GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(ev[0], stream.get())));
+      fma_peak_kernel<<<blocks, kPeakThreads, 0, stream.get()>>>(out.get<float>(), trips, 0.999f,
+                                                                 0.001f);
+      GPUVET_CUDA_TRY(cuda_status("FMA kernel launch", cudaGetLastError()));
+      GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(ev[1], stream.get())));
+      GPUVET_CUDA_TRY(poll_event(ev[1], Clock::now() + std::chrono::seconds(60)));
       return elapsed_ms(ev[0], ev[1], ms);
     };
-    auto failed = [&](const Status& st) {
-      if (st.kind == Status::kTimeout) {
+    auto failed = [&](const GpuStatus& st) {
+      if (st.is_timeout()) {
         out.leak();
         return fail(strf("GPU %d: the FMA kernel did not finish within 60 s", device));
       }
@@ -1560,11 +1284,11 @@ std::optional<double> measure_peak_tflops(int device, std::string* error) {
     // Warm-up (clocks up, module loaded), then ≈100 ms per timed launch, best of three.
     int trips = 2048;
     double ms = 0;
-    if (Status st = timed(trips, &ms); !st.ok()) return failed(st);
+    if (GpuStatus st = timed(trips, &ms); !st.ok()) return failed(st);
     if (ms > 0) trips = static_cast<int>(std::clamp(trips * 100.0 / ms, 256.0, 1e7));
     double best = 0;
     for (int i = 0; i < 3; ++i) {
-      if (Status st = timed(trips, &ms); !st.ok()) return failed(st);
+      if (GpuStatus st = timed(trips, &ms); !st.ok()) return failed(st);
       if (ms > 0) {
         const double flops = 2.0 * threads * trips * kPeakUnroll * kPeakChains;
         best = std::max(best, flops / (ms * 1e-3) / 1e12);

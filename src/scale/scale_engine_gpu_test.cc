@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <string>
 
-#include "bench/nccl_bench.h"
+#include "gpu/nccl_lib.h"
 
 namespace gpuvet::scale {
 namespace {
@@ -189,8 +189,8 @@ TEST_F(ScaleEngineGpu, SustainedFillsTheTrace) {
 
 TEST_F(ScaleEngineGpu, TrainOnTwoGpusCommunicates) {
   if (gpus_ < 2) GTEST_SKIP() << "needs 2 GPUs";
-  const bench::NcclEnv env = bench::nccl_load("");
-  if (!env.ok) GTEST_SKIP() << "NCCL unavailable: " << env.error;
+  std::string why;
+  if (!gpu::nccl_library("", &why)) GTEST_SKIP() << "NCCL unavailable: " << why;
   for (bool overlap : {true, false}) {
     EngineConfig c = config(small_train(), 2);
     c.overlap = overlap;
@@ -208,8 +208,8 @@ TEST_F(ScaleEngineGpu, TrainOnTwoGpusCommunicates) {
 
 TEST_F(ScaleEngineGpu, InferOnTwoGpusCommunicates) {
   if (gpus_ < 2) GTEST_SKIP() << "needs 2 GPUs";
-  const bench::NcclEnv env = bench::nccl_load("");
-  if (!env.ok) GTEST_SKIP() << "NCCL unavailable: " << env.error;
+  std::string why;
+  if (!gpu::nccl_library("", &why)) GTEST_SKIP() << "NCCL unavailable: " << why;
   EngineConfig c = config(small_infer(), 2);
   c.steps = 4;
   const ScaleResult r = run_config(c, nullptr);
