@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/facts_fields.h"
 #include "core/util.h"
 
 namespace gpuvet::import {
@@ -293,364 +294,143 @@ class Reader {
   std::size_t suppressed_ = 0;
 };
 
-void read_pressure(Reader& r, const json& p, const std::string& path, HostPressure& out) {
-  r.req(p, "window_s", path, out.window_s);
-  r.opt(p, "iowait_pct", path, out.iowait_pct);
-  r.each_object(p, "cores", path, [&](const json& c, const std::string& here) {
-    CpuCoreLoad core;
-    r.req(c, "cpu", here, core.cpu);
-    r.req(c, "busy_pct", here, core.busy_pct);
-    r.req(c, "iowait_pct", here, core.iowait_pct);
-    r.req(c, "steal_pct", here, core.steal_pct);
-    out.cores.push_back(core);
-  });
-  r.each_object(p, "disks", path, [&](const json& d, const std::string& here) {
-    DiskLoad disk;
-    r.req(d, "device", here, disk.device);
-    r.req(d, "util_pct", here, disk.util_pct);
-    r.req(d, "read_bytes_per_s", here, disk.read_bytes_per_s);
-    r.req(d, "write_bytes_per_s", here, disk.write_bytes_per_s);
-    out.disks.push_back(std::move(disk));
-  });
-  r.each_object(p, "nics", path, [&](const json& n, const std::string& here) {
-    NicLoad nic;
-    r.req(n, "device", here, nic.device);
-    r.req(n, "rx_bytes_per_s", here, nic.rx_bytes_per_s);
-    r.req(n, "tx_bytes_per_s", here, nic.tx_bytes_per_s);
-    r.opt(n, "speed_mbit_s", here, nic.speed_mbit_s);
-    r.opt(n, "peak_util_pct", here, nic.peak_util_pct);
-    out.nics.push_back(std::move(nic));
-  });
+// The most elements read of one list: as many time-series samples as the importers keep, and
+// of the other lists what the input holds.
+template <class E>
+constexpr std::size_t max_elements() {
+  return std::is_same_v<E, GpuSample> ? kMaxSamples : std::numeric_limits<std::size_t>::max();
 }
 
-void read_host(Reader& r, const json& h, const std::string& path, HostFacts& out) {
-  r.opt(h, "hostname", path, out.hostname);
-  r.opt(h, "kernel", path, out.kernel);
-  r.opt(h, "os", path, out.os);
-  r.opt(h, "cpu_model", path, out.cpu_model);
-  r.opt(h, "logical_cpus", path, out.logical_cpus);
-  r.opt(h, "physical_cores", path, out.physical_cores);
-  r.opt(h, "sockets", path, out.sockets);
-  r.opt(h, "memory_bytes", path, out.memory_bytes);
-  r.opt(h, "virtual_machine", path, out.virtual_machine);
-  r.each_object(h, "numa_nodes", path, [&](const json& n, const std::string& here) {
-    NumaNode node;
-    r.req(n, "id", here, node.id);
-    r.cpu_list(n, "cpus", here, node.cpus);
-    r.opt(n, "memory_bytes", here, node.memory_bytes);
-    r.list(n, "distances", here, node.distances);
-    out.numa_nodes.push_back(std::move(node));
-  });
-  r.opt(h, "driver_version", path, out.driver_version);
-  r.opt(h, "nvml_version", path, out.nvml_version);
-  r.opt(h, "cuda_driver_version", path, out.cuda_driver_version);
-  r.opt(h, "nvlink_disabled_by_driver", path, out.nvlink_disabled_by_driver);
-  r.each_member(h, "driver_params", path,
-                [&](const std::string& key, const json& v, const std::string& here) {
-                  if (auto s = r.value<std::string>(v, here)) out.driver_params[key] = *s;
-                });
-  if (const json* i = r.object(h, "iommu", path)) {
-    const std::string here = at(path, "iommu");
-    r.opt(*i, "active", here, out.iommu.active);
-    r.opt(*i, "passthrough", here, out.iommu.passthrough);
-    r.opt(*i, "cmdline_hint", here, out.iommu.cmdline_hint);
-  }
-  if (const json* p = r.object(h, "pressure", path)) {
-    HostPressure pressure;
-    read_pressure(r, *p, at(path, "pressure"), pressure);
-    out.pressure = std::move(pressure);
-  }
-  r.opt(h, "uptime_s", path, out.uptime_s);
-  r.opt(h, "collected_unix", path, out.collected_unix);
-}
+template <class T>
+void read_object(Reader& r, const json& obj, const std::string& path, T& out);
+void read_object(Reader& r, const json& obj, const std::string& path, GpuPair& out);
+void read_object(Reader& r, const json& obj, const std::string& path, ProcessFacts& out);
 
-void read_ecc_counts(Reader& r, const json& ecc, std::string_view key, const std::string& path,
-                     EccCounts& out) {
-  const json* c = r.object(ecc, key, path);
-  if (!c) return;
-  const std::string here = at(path, key);
-  r.opt(*c, "corrected", here, out.corrected);
-  r.opt(*c, "uncorrected", here, out.uncorrected);
-}
+// Reads the members of one JSON object into a struct, field by field as fields() lists them.
+// Absent or null leaves the field as it is ("not known"); a wrong type is a note (Reader).
+class ObjectReader {
+ public:
+  ObjectReader(Reader& r, const json& obj, std::string path)
+      : r_(r), obj_(obj), path_(std::move(path)) {}
 
-void read_gpu(Reader& r, const json& g, const std::string& path, GpuFacts& out) {
-  r.req(g, "index", path, out.index);
-  r.opt(g, "unresponsive", path, out.unresponsive);
-  r.opt(g, "uuid", path, out.uuid);
-  r.opt(g, "name", path, out.name);
-  r.opt(g, "serial", path, out.serial);
-  r.opt(g, "vbios", path, out.vbios);
-  r.opt(g, "pci_bus_id", path, out.pci_bus_id);
-  if (const json* p = r.object(g, "pcie", path)) {
-    const std::string here = at(path, "pcie");
-    r.opt(*p, "gen_current", here, out.pcie.gen_current);
-    r.opt(*p, "gen_max", here, out.pcie.gen_max);
-    r.opt(*p, "gen_device_max", here, out.pcie.gen_device_max);
-    r.opt(*p, "width_current", here, out.pcie.width_current);
-    r.opt(*p, "width_max", here, out.pcie.width_max);
-    r.opt(*p, "replay_counter", here, out.pcie.replay_counter);
+  template <class T>
+  void operator()(std::string_view key, T& dst) {
+    read(key, dst);
   }
-  r.opt(g, "numa_node", path, out.numa_node);
-  r.cpu_list(g, "cpu_affinity", path, out.cpu_affinity);
-  if (const json* c = r.object(g, "clocks", path)) {
-    const std::string here = at(path, "clocks");
-    r.opt(*c, "sm_mhz", here, out.clocks.sm_mhz);
-    r.opt(*c, "mem_mhz", here, out.clocks.mem_mhz);
-    r.opt(*c, "sm_max_mhz", here, out.clocks.sm_max_mhz);
-    r.opt(*c, "mem_max_mhz", here, out.clocks.mem_max_mhz);
+  template <class T>
+  void operator()(std::string_view key, T& dst, FieldTag) {
+    read(key, dst);
   }
-  if (const json* c = r.object(g, "clock_events", path)) {
-    const std::string here = at(path, "clock_events");
-    r.opt(*c, "active_mask", here, out.clock_events.active_mask);
-    r.list(*c, "active", here, out.clock_events.active);
-    r.each_member(*c, "accumulated_ns", here,
-                  [&](const std::string& key, const json& v, const std::string& where) {
-                    if (auto ns = r.value<std::uint64_t>(v, where))
-                      out.clock_events.accumulated_ns[key] = *ns;
-                  });
+  void operator()(std::string_view key, std::vector<int>& ids, IdList) {
+    r_.cpu_list(obj_, key, path_, ids);
   }
-  if (const json* t = r.object(g, "thermal", path)) {
-    const std::string here = at(path, "thermal");
-    r.opt(*t, "gpu_c", here, out.thermal.gpu_c);
-    r.opt(*t, "margin_c", here, out.thermal.margin_c);
-    r.opt(*t, "slowdown_c", here, out.thermal.slowdown_c);
-    r.opt(*t, "shutdown_c", here, out.thermal.shutdown_c);
-    r.opt(*t, "gpu_max_operating_c", here, out.thermal.gpu_max_operating_c);
-    r.opt(*t, "memory_max_c", here, out.thermal.memory_max_c);
-    r.opt(*t, "memory_c", here, out.thermal.memory_c);
+  void operator()(std::string_view key, std::vector<int>& ids, IdListOrEmpty) {
+    r_.cpu_list(obj_, key, path_, ids);
   }
-  if (const json* p = r.object(g, "power", path)) {
-    const std::string here = at(path, "power");
-    r.opt(*p, "draw_w", here, out.power.draw_w);
-    r.opt(*p, "limit_w", here, out.power.limit_w);
-    r.opt(*p, "enforced_limit_w", here, out.power.enforced_limit_w);
-    r.opt(*p, "default_limit_w", here, out.power.default_limit_w);
+  // report/1 writes the Xids beside "kernel_log", as "xids": read from there, with or without
+  // a kernel_log object.
+  void operator()(std::string_view key, KernelLog& log) {
+    read(key, log);
+    read("xids", log.xids);
   }
-  if (const json* e = r.object(g, "ecc", path)) {
-    const std::string here = at(path, "ecc");
-    r.opt(*e, "enabled", here, out.ecc.enabled);
-    r.opt(*e, "pending_enabled", here, out.ecc.pending_enabled);
-    read_ecc_counts(r, *e, "volatile", here, out.ecc.volatile_counts);
-    read_ecc_counts(r, *e, "aggregate", here, out.ecc.aggregate_counts);
-    r.opt(*e, "retired_pages_sbe", here, out.ecc.retired_pages_sbe);
-    r.opt(*e, "retired_pages_dbe", here, out.ecc.retired_pages_dbe);
-    r.opt(*e, "retired_pages_pending", here, out.ecc.retired_pages_pending);
-    r.opt(*e, "remapped_rows_correctable", here, out.ecc.remapped_rows_correctable);
-    r.opt(*e, "remapped_rows_uncorrectable", here, out.ecc.remapped_rows_uncorrectable);
-    r.opt(*e, "remapping_pending", here, out.ecc.remapping_pending);
-    r.opt(*e, "remapping_failed", here, out.ecc.remapping_failed);
-  }
-  if (const json* m = r.object(g, "memory", path)) {
-    const std::string here = at(path, "memory");
-    r.opt(*m, "total_bytes", here, out.memory.total_bytes);
-    r.opt(*m, "used_bytes", here, out.memory.used_bytes);
-  }
-  if (const json* u = r.object(g, "utilization", path)) {
-    const std::string here = at(path, "utilization");
-    r.opt(*u, "gpu_pct", here, out.utilization.gpu_pct);
-    r.opt(*u, "memory_pct", here, out.utilization.memory_pct);
-  }
-  r.opt(g, "mig_enabled", path, out.mig_enabled);
-  r.opt(g, "persistence_mode", path, out.persistence_mode);
-  r.opt(g, "pstate", path, out.pstate);
-  r.each_object(g, "nvlinks", path, [&](const json& l, const std::string& here) {
-    NvLink link;
-    r.req(l, "link", here, link.link);
-    r.opt(l, "active", here, link.active);
-    r.opt(l, "version", here, link.version);
-    r.opt(l, "remote_pci_bus_id", here, link.remote_pci_bus_id);
-    r.opt(l, "remote_gpu", here, link.remote_gpu);
-    r.opt(l, "speed_gbps", here, link.speed_gbps);
-    out.nvlinks.push_back(std::move(link));
-  });
-  if (const json* f = r.object(g, "fabric", path)) {
-    const std::string here = at(path, "fabric");
-    r.opt(*f, "state", here, out.fabric.state);
-    r.opt(*f, "status", here, out.fabric.status);
-    r.opt(*f, "clique_id", here, out.fabric.clique_id);
-    r.opt(*f, "cluster_uuid", here, out.fabric.cluster_uuid);
-  }
-  r.opt(g, "acs_redirects_p2p", path, out.acs_redirects_p2p);
-  r.list(g, "acs_bridges", path, out.acs_bridges);
-  r.opt(g, "iommu_group", path, out.iommu_group);
-  r.list(g, "unreadable", path, out.unreadable);
-}
-
-void read_pair(Reader& r, const json& p, const std::string& path, GpuPair& out) {
-  r.req(p, "a", path, out.a);
-  r.req(p, "b", path, out.b);
-  r.opt(p, "nvlinks", path, out.nvlinks);
-  // After nvlinks: "NV18" fills the link count only where the explicit key did not.
-  r.path_type(p, "path", path, out.path, out.nvlinks);
-  if (const json* c = r.object(p, "p2p", path)) {
-    const std::string here = at(path, "p2p");
-    r.p2p(*c, "read", here, out.p2p_read);
-    r.p2p(*c, "write", here, out.p2p_write);
-    r.p2p(*c, "nvlink", here, out.p2p_nvlink);
-    r.p2p(*c, "atomics", here, out.p2p_atomics);
-  }
-}
-
-void read_xid(Reader& r, const json& x, const std::string& path, XidEvent& out) {
-  r.req(x, "code", path, out.code);
-  r.opt(x, "pci_bus_id", path, out.pci_bus_id);
-  r.opt(x, "gpu", path, out.gpu);
-  r.opt(x, "uptime_s", path, out.uptime_s);
-  r.opt(x, "unix_time", path, out.unix_time);
-  r.opt(x, "pid", path, out.pid);
-  r.opt(x, "process", path, out.process);
-  r.req(x, "message", path, out.message);
-}
-
-void read_process(Reader& r, const json& p, const std::string& path, ProcessFacts& out) {
-  r.req(p, "host_pid", path, out.host_pid);
-  r.opt(p, "local_pid", path, out.local_pid);
-  r.list(p, "ns_pids", path, out.ns_pids);
-  r.req(p, "gpu", path, out.gpu);
-  r.opt(p, "name", path, out.name);
-  r.opt(p, "used_memory_bytes", path, out.used_memory_bytes);
-  r.opt(p, "cpus_allowed", path, out.cpus_allowed);
-  r.opt(p, "mems_allowed", path, out.mems_allowed);
-  // The id lists are not written by report/1; the raw lists are in the same "0-15" syntax.
-  if (Reader::member(p, "cpus_allowed_ids")) {
-    r.list(p, "cpus_allowed_ids", path, out.cpus_allowed_ids);
-  } else if (out.cpus_allowed) {
-    if (auto ids = parse_cpu_list(*out.cpus_allowed)) out.cpus_allowed_ids = std::move(*ids);
-  }
-  if (Reader::member(p, "mems_allowed_ids")) {
-    r.list(p, "mems_allowed_ids", path, out.mems_allowed_ids);
-  } else if (out.mems_allowed) {
-    if (auto ids = parse_cpu_list(*out.mems_allowed)) out.mems_allowed_ids = std::move(*ids);
-  }
-}
-
-void read_source(Reader& r, const json& s, const std::string& path, SourceInfo& out) {
-  r.req(s, "name", path, out.name);
-  r.req(s, "ok", path, out.ok);
-  r.req(s, "detail", path, out.detail);
-  r.req(s, "duration_ms", path, out.duration_ms);
-  r.each_member(s, "timings_ms", path,
-                [&](const std::string& key, const json& v, const std::string& here) {
-                  if (auto ms = r.value<double>(v, here)) out.timings_ms.emplace_back(key, *ms);
-                });
-}
-
-void read_imported_lists(Reader& r, const json& doc, Facts& out) {
-  r.each_object(doc, "nic_paths", "", [&](const json& n, const std::string& here) {
-    NicPath np;
-    std::optional<int> unused_links;
-    r.req(n, "nic", here, np.nic);
-    r.req(n, "gpu", here, np.gpu);
-    r.path_type(n, "path", here, np.path, unused_links);
-    out.nic_paths.push_back(std::move(np));
-  });
-  r.each_object(doc, "nccl_events", "", [&](const json& e, const std::string& here) {
-    NcclEvent ev;
-    r.req(e, "kind", here, ev.kind);
-    r.opt(e, "rank", here, ev.rank);
-    r.opt(e, "host", here, ev.host);
-    r.opt(e, "pci_bus_id", here, ev.pci_bus_id);
-    r.req(e, "detail", here, ev.detail);
-    out.nccl_events.push_back(std::move(ev));
-  });
-  r.each_object(doc, "measurements", "", [&](const json& m, const std::string& here) {
-    Measurement ms;
-    r.req(m, "tool", here, ms.tool);
-    r.req(m, "test", here, ms.test);
-    r.opt(m, "src_gpu", here, ms.src_gpu);
-    r.opt(m, "dst_gpu", here, ms.dst_gpu);
-    r.opt(m, "size_bytes", here, ms.size_bytes);
-    r.opt(m, "bandwidth_gbps", here, ms.bandwidth_gbps);
-    r.opt(m, "busbw_gbps", here, ms.busbw_gbps);
-    r.opt(m, "latency_us", here, ms.latency_us);
-    r.opt(m, "note", here, ms.note);
-    out.measurements.push_back(std::move(ms));
-  });
-  std::size_t skipped_samples = 0;
-  r.each_object(doc, "samples", "", [&](const json& x, const std::string& here) {
-    if (out.samples.size() >= kMaxSamples) {
-      ++skipped_samples;
-      return;
+  template <class Fn>
+  void nested(std::string_view key, Fn&& fn) {
+    if (const json* o = r_.object(obj_, key, path_)) {
+      ObjectReader in(r_, *o, at(path_, key));
+      fn(in);
     }
-    GpuSample s;
-    r.req(x, "gpu", here, s.gpu);
-    r.req(x, "t_s", here, s.t_s);
-    r.opt(x, "sm_mhz", here, s.sm_mhz);
-    r.opt(x, "gpu_c", here, s.gpu_c);
-    r.opt(x, "power_w", here, s.power_w);
-    r.opt(x, "util_pct", here, s.util_pct);
-    r.opt(x, "clock_event_mask", here, s.clock_event_mask);
-    out.samples.push_back(s);
-  });
-  if (skipped_samples > 0)
-    r.note("samples", "more than " + std::to_string(kMaxSamples) + " samples; " +
-                          std::to_string(skipped_samples) + " later ones not read");
-  r.each_object(doc, "numa_bindings", "", [&](const json& b, const std::string& here) {
-    NumaBinding binding;
-    r.opt(b, "pid", here, binding.pid);
-    r.cpu_list(b, "cpus", here, binding.cpus);
-    r.cpu_list(b, "mems", here, binding.mems);
-    r.req(b, "source", here, binding.source);
-    out.numa_bindings.push_back(std::move(binding));
-  });
-  r.each_object(doc, "scale_runs", "", [&](const json& x, const std::string& here) {
-    ScaleRun run;
-    r.req(x, "workload", here, run.workload);
-    r.req(x, "preset", here, run.preset);
-    r.req(x, "gpus", here, run.gpus);
-    r.opt(x, "throughput", here, run.throughput);
-    r.opt(x, "p50_ms", here, run.p50_ms);
-    r.opt(x, "p95_ms", here, run.p95_ms);
-    r.opt(x, "p99_ms", here, run.p99_ms);
-    r.opt(x, "max_ms", here, run.max_ms);
-    r.opt(x, "comm_share", here, run.comm_share);
-    out.scale_runs.push_back(std::move(run));
-  });
-  r.each_object(doc, "imported", "", [&](const json& f, const std::string& here) {
-    ImportedFile file;
-    r.req(f, "path", here, file.path);
-    r.req(f, "format", here, file.format);
-    r.list(f, "notes", here, file.notes);
-    out.imported.push_back(std::move(file));
-  });
+  }
+
+ private:
+  template <class T>
+  void read(std::string_view key, T& dst) {
+    if constexpr (Described<T>) {
+      if (const json* o = r_.object(obj_, key, path_)) read_object(r_, *o, at(path_, key), dst);
+    } else if constexpr (kIsOptional<T>) {
+      using U = typename T::value_type;
+      if constexpr (Described<U>) {
+        if (const json* o = r_.object(obj_, key, path_)) {
+          U value;
+          read_object(r_, *o, at(path_, key), value);
+          dst = std::move(value);
+        }
+      } else if constexpr (std::is_same_v<U, P2PStatus>) {
+        r_.p2p(obj_, key, path_, dst);
+      } else {
+        r_.opt(obj_, key, path_, dst);
+      }
+    } else if constexpr (std::is_same_v<T, PathType>) {
+      std::optional<int> links;  // a pair's link count is read by read_object(GpuPair)
+      r_.path_type(obj_, key, path_, dst, links);
+    } else if constexpr (kIsNamedList<T> || kIsMap<T>) {
+      using U = typename T::value_type::second_type;
+      r_.each_member(obj_, key, path_,
+                     [&](const std::string& name, const json& v, const std::string& here) {
+                       if (auto x = r_.value<U>(v, here)) {
+                         if constexpr (kIsMap<T>) {
+                           dst[name] = std::move(*x);
+                         } else {
+                           dst.emplace_back(name, std::move(*x));
+                         }
+                       }
+                     });
+    } else if constexpr (kIsVector<T>) {
+      using E = typename T::value_type;
+      if constexpr (Described<E>) {
+        read_objects(key, dst);
+      } else {
+        r_.list(obj_, key, path_, dst);
+      }
+    } else {
+      r_.req(obj_, key, path_, dst);
+    }
+  }
+
+  template <class E>
+  void read_objects(std::string_view key, std::vector<E>& dst) {
+    constexpr std::size_t kMax = max_elements<E>();
+    std::size_t skipped = 0;
+    r_.each_object(obj_, key, path_, [&](const json& e, const std::string& here) {
+      if (dst.size() >= kMax) {
+        ++skipped;
+        return;
+      }
+      E element;
+      read_object(r_, e, here, element);
+      dst.push_back(std::move(element));
+    });
+    if (skipped > 0)
+      r_.note(at(path_, key), "more than " + std::to_string(kMax) + " " + std::string(key) + "; " +
+                                  std::to_string(skipped) + " later ones not read");
+  }
+
+  Reader& r_;
+  const json& obj_;
+  std::string path_;
+};
+
+template <class T>
+void read_object(Reader& r, const json& obj, const std::string& path, T& out) {
+  ObjectReader in(r, obj, path);
+  fields(in, out);
 }
 
-void read_report(Reader& r, const json& doc, Facts& out) {
-  if (const json* h = r.object(doc, "host", "")) read_host(r, *h, "host", out.host);
-  r.each_object(doc, "gpus", "", [&](const json& g, const std::string& here) {
-    GpuFacts gpu;
-    read_gpu(r, g, here, gpu);
-    out.gpus.push_back(std::move(gpu));
-  });
-  r.req(doc, "gpu_facts_unavailable", "", out.gpu_facts_unavailable);
-  r.each_object(doc, "pairs", "", [&](const json& p, const std::string& here) {
-    GpuPair pair;
-    read_pair(r, p, here, pair);
-    out.pairs.push_back(pair);
-  });
-  if (const json* k = r.object(doc, "kernel_log", "")) {
-    r.req(*k, "source", "kernel_log", out.kernel_log.source);
-    r.req(*k, "readable", "kernel_log", out.kernel_log.readable);
-    r.opt(*k, "why_unreadable", "kernel_log", out.kernel_log.why_unreadable);
-    r.list(*k, "fallen_off_bus", "kernel_log", out.kernel_log.fallen_off_bus);
-  }
-  r.each_object(doc, "xids", "", [&](const json& x, const std::string& here) {
-    XidEvent xid;
-    read_xid(r, x, here, xid);
-    out.kernel_log.xids.push_back(std::move(xid));
-  });
-  r.each_object(doc, "processes", "", [&](const json& p, const std::string& here) {
-    ProcessFacts proc;
-    read_process(r, p, here, proc);
-    out.processes.push_back(std::move(proc));
-  });
-  r.each_object(doc, "sources", "", [&](const json& s, const std::string& here) {
-    SourceInfo source;
-    read_source(r, s, here, source);
-    out.sources.push_back(std::move(source));
-  });
-  r.list(doc, "notes", "", out.notes);
-  read_imported_lists(r, doc, out);
+// "NV18" in "path" carries the link count; it fills nvlinks where that key did not.
+void read_object(Reader& r, const json& obj, const std::string& path, GpuPair& out) {
+  read_object<GpuPair>(r, obj, path, out);
+  const json* p = Reader::member(obj, "path");
+  if (out.nvlinks || !p || !p->is_string()) return;
+  std::optional<int> links;
+  if (path_type_from(p->get_ref<const std::string&>(), links)) out.nvlinks = links;
+}
+
+// Reports without the id lists still have the raw lists, in the same "0-15" syntax.
+void read_object(Reader& r, const json& obj, const std::string& path, ProcessFacts& out) {
+  read_object<ProcessFacts>(r, obj, path, out);
+  if (!Reader::member(obj, "cpus_allowed_ids") && out.cpus_allowed)
+    if (auto ids = parse_cpu_list(*out.cpus_allowed)) out.cpus_allowed_ids = std::move(*ids);
+  if (!Reader::member(obj, "mems_allowed_ids") && out.mems_allowed)
+    if (auto ids = parse_cpu_list(*out.mems_allowed)) out.mems_allowed_ids = std::move(*ids);
 }
 
 Status fail(Facts& out, std::string message) {
@@ -719,7 +499,7 @@ Status import_gpuvet_json(std::string_view text, Facts& out) {
                            " is newer than this gpuvet reads (gpuvet.report/1); the keys "
                            "it knows were read, the others ignored");
     }
-    read_report(r, doc, out);
+    read_object(r, doc, "", out);
     for (auto& n : r.take_notes()) out.notes.push_back(std::move(n));
     return Status::ok();
   } catch (const std::exception& e) {

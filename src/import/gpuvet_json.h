@@ -23,6 +23,9 @@
 // as are gpus[].nvlinks[].speed_gbps and processes[].cpus_allowed_ids / mems_allowed_ids
 // (arrays of ints; when absent they are parsed from the cpus_allowed / mems_allowed lists).
 //
+// Every struct is read field by field as core/facts_fields.h lists it (the writer's list), so
+// a field the writer gains is read back with no change here.
+//
 // Tolerant reader: null is "not known" (std::nullopt); a value of the wrong type leaves that
 // field empty and adds a note naming it ("gpus[0].pcie.gen_current: expected a number");
 // unknown keys are ignored (reports gain keys over versions); a newer schema
