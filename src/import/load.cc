@@ -10,6 +10,7 @@
 #include <set>
 #include <system_error>
 
+#include "core/facts_fields.h"
 #include "core/util.h"
 #include "import/importer.h"
 
@@ -85,158 +86,214 @@ std::string first_line(std::string_view text) {
   return "(empty)";
 }
 
-template <typename T>
-void take(std::optional<T>& dst, const std::optional<T>& src) {
-  if (!dst && src) dst = src;
-}
+// Merges one struct of a later input into the same struct of an earlier one, field by field as
+// fields() lists them: what is empty is filled and what is known stays; a conflict on a kStable
+// field is a note naming the field, both values and the later input.
+class Merger {
+ public:
+  // `prefix` names the struct in conflict notes ("GPU0 " → "GPU0 pcie.width_max").
+  Merger(std::string prefix, const std::string& origin, std::vector<std::string>& notes)
+      : prefix_(std::move(prefix)), origin_(origin), notes_(notes) {}
 
-// A fact that should not change between captures of one machine: disagreement is reported.
-template <typename T>
-void take_stable(std::optional<T>& dst, const std::optional<T>& src, const std::string& what,
-                 const std::string& origin, std::vector<std::string>& notes) {
-  if (!src) return;
-  if (!dst) {
-    dst = src;
-    return;
+  template <class T>
+  void merge(T& d, const T& s) {
+    fields(*this, d, s);
   }
-  if (!(*dst == *src))
-    notes.push_back(
-        fmt::format("conflict: {} is {} in an earlier input but {} in {}; keeping the first", what,
-                    fmt::format("{}", *dst), fmt::format("{}", *src), origin));
-}
+  // Runs on to a later input's pressure window: the longer window is the one kept.
+  void merge(HostPressure& d, const HostPressure& s) {
+    fields(*this, d, s);
+    d.window_s = std::max(d.window_s, s.window_s);
+  }
+  // `active` is `active_mask` spelled out: the two come from one input, never half from each.
+  void merge(ClockEventReasons& d, const ClockEventReasons& s) {
+    if (!d.active_mask && d.active.empty()) {
+      d.active_mask = s.active_mask;
+      d.active = s.active;
+    }
+    ClockEventReasons rest = s;
+    rest.active_mask.reset();
+    rest.active.clear();
+    fields(*this, d, rest);
+  }
 
-void merge_gpu(GpuFacts& d, const GpuFacts& s, const std::string& origin,
-               std::vector<std::string>& notes) {
-  const std::string g = "GPU" + std::to_string(d.index);
-  take_stable(d.uuid, s.uuid, g + " uuid", origin, notes);
-  take_stable(d.name, s.name, g + " name", origin, notes);
-  take_stable(d.serial, s.serial, g + " serial", origin, notes);
-  take_stable(d.vbios, s.vbios, g + " vbios", origin, notes);
-  take_stable(d.pci_bus_id, s.pci_bus_id, g + " pci_bus_id", origin, notes);
-  take(d.unresponsive, s.unresponsive);
-  take(d.pcie.gen_current, s.pcie.gen_current);
-  take_stable(d.pcie.gen_max, s.pcie.gen_max, g + " pcie.gen_max", origin, notes);
-  take(d.pcie.gen_device_max, s.pcie.gen_device_max);
-  take(d.pcie.width_current, s.pcie.width_current);
-  take_stable(d.pcie.width_max, s.pcie.width_max, g + " pcie.width_max", origin, notes);
-  take(d.pcie.replay_counter, s.pcie.replay_counter);
-  take_stable(d.numa_node, s.numa_node, g + " numa_node", origin, notes);
-  if (d.cpu_affinity.empty()) d.cpu_affinity = s.cpu_affinity;
-  take(d.clocks.sm_mhz, s.clocks.sm_mhz);
-  take(d.clocks.mem_mhz, s.clocks.mem_mhz);
-  take_stable(d.clocks.sm_max_mhz, s.clocks.sm_max_mhz, g + " clocks.sm_max_mhz", origin, notes);
-  take_stable(d.clocks.mem_max_mhz, s.clocks.mem_max_mhz, g + " clocks.mem_max_mhz", origin, notes);
-  if (!d.clock_events.active_mask && d.clock_events.active.empty()) {
-    d.clock_events.active_mask = s.clock_events.active_mask;
-    d.clock_events.active = s.clock_events.active;
+  template <class T>
+  void operator()(std::string_view key, std::optional<T>& d, const std::optional<T>& s) {
+    if constexpr (Described<T>) {
+      if (d && s) {
+        sub(key).merge(*d, *s);
+        return;
+      }
+    }
+    if (!d) d = s;
   }
-  for (const auto& [k, v] : s.clock_events.accumulated_ns)
-    d.clock_events.accumulated_ns.emplace(k, v);
-  take(d.thermal.gpu_c, s.thermal.gpu_c);
-  take(d.thermal.margin_c, s.thermal.margin_c);
-  take(d.thermal.slowdown_c, s.thermal.slowdown_c);
-  take(d.thermal.shutdown_c, s.thermal.shutdown_c);
-  take(d.thermal.gpu_max_operating_c, s.thermal.gpu_max_operating_c);
-  take(d.thermal.memory_max_c, s.thermal.memory_max_c);
-  take(d.thermal.memory_c, s.thermal.memory_c);
-  take(d.power.draw_w, s.power.draw_w);
-  take_stable(d.power.limit_w, s.power.limit_w, g + " power.limit_w", origin, notes);
-  take(d.power.enforced_limit_w, s.power.enforced_limit_w);
-  take_stable(d.power.default_limit_w, s.power.default_limit_w, g + " power.default_limit_w",
-              origin, notes);
-  take_stable(d.ecc.enabled, s.ecc.enabled, g + " ecc.enabled", origin, notes);
-  take(d.ecc.pending_enabled, s.ecc.pending_enabled);
-  take(d.ecc.volatile_counts.corrected, s.ecc.volatile_counts.corrected);
-  take(d.ecc.volatile_counts.uncorrected, s.ecc.volatile_counts.uncorrected);
-  take(d.ecc.aggregate_counts.corrected, s.ecc.aggregate_counts.corrected);
-  take(d.ecc.aggregate_counts.uncorrected, s.ecc.aggregate_counts.uncorrected);
-  take(d.ecc.retired_pages_sbe, s.ecc.retired_pages_sbe);
-  take(d.ecc.retired_pages_dbe, s.ecc.retired_pages_dbe);
-  take(d.ecc.retired_pages_pending, s.ecc.retired_pages_pending);
-  take(d.ecc.remapped_rows_correctable, s.ecc.remapped_rows_correctable);
-  take(d.ecc.remapped_rows_uncorrectable, s.ecc.remapped_rows_uncorrectable);
-  take(d.ecc.remapping_pending, s.ecc.remapping_pending);
-  take(d.ecc.remapping_failed, s.ecc.remapping_failed);
-  take_stable(d.memory.total_bytes, s.memory.total_bytes, g + " memory.total_bytes", origin, notes);
-  take(d.memory.used_bytes, s.memory.used_bytes);
-  take(d.utilization.gpu_pct, s.utilization.gpu_pct);
-  take(d.utilization.memory_pct, s.utilization.memory_pct);
-  take_stable(d.mig_enabled, s.mig_enabled, g + " mig_enabled", origin, notes);
-  take(d.persistence_mode, s.persistence_mode);
-  take(d.pstate, s.pstate);
-  if (d.nvlinks.empty()) {
-    d.nvlinks = s.nvlinks;
-  } else {
-    for (const auto& sl : s.nvlinks)
-      for (auto& dl : d.nvlinks)
-        if (dl.link == sl.link) {
-          take(dl.active, sl.active);
-          take(dl.version, sl.version);
-          take(dl.remote_pci_bus_id, sl.remote_pci_bus_id);
-          take(dl.remote_gpu, sl.remote_gpu);
-          take(dl.speed_gbps, sl.speed_gbps);
-        }
+  // A fact that should not change between captures of one machine: disagreement is reported.
+  template <class T>
+  void operator()(std::string_view key, std::optional<T>& d, const std::optional<T>& s, Stable) {
+    if (!s) return;
+    if (!d) {
+      d = s;
+      return;
+    }
+    if (!(*d == *s))
+      notes_.push_back(
+          fmt::format("conflict: {}{} is {} in an earlier input but {} in {}; keeping the first",
+                      prefix_, key, fmt::format("{}", *d), fmt::format("{}", *s), origin_));
   }
-  take(d.fabric.state, s.fabric.state);
-  take(d.fabric.status, s.fabric.status);
-  take(d.fabric.clique_id, s.fabric.clique_id);
-  take(d.fabric.cluster_uuid, s.fabric.cluster_uuid);
-  take(d.acs_redirects_p2p, s.acs_redirects_p2p);
-  if (d.acs_bridges.empty()) d.acs_bridges = s.acs_bridges;
-  take(d.iommu_group, s.iommu_group);
-  d.unreadable.insert(d.unreadable.end(), s.unreadable.begin(), s.unreadable.end());
-}
+  template <Described T>
+  void operator()(std::string_view key, T& d, const T& s) {
+    sub(key).merge(d, s);
+  }
+  template <class T>
+  void operator()(std::string_view, std::vector<T>& d, const std::vector<T>& s) {
+    if (d.empty()) d = s;
+  }
+  template <class T>
+  void operator()(std::string_view, std::vector<T>& d, const std::vector<T>& s, Append) {
+    d.insert(d.end(), s.begin(), s.end());
+  }
+  // Links are matched by number; a link only the later input names is not added.
+  void operator()(std::string_view key, std::vector<NvLink>& d, const std::vector<NvLink>& s) {
+    if (d.empty()) {
+      d = s;
+      return;
+    }
+    for (const auto& sl : s)
+      for (auto& dl : d)
+        if (dl.link == sl.link) sub(key).merge(dl, sl);
+  }
+  // A key the earlier input has keeps its value.
+  template <class K, class T>
+  void operator()(std::string_view, std::map<K, T>& d, const std::map<K, T>& s) {
+    for (const auto& [k, v] : s) d.emplace(k, v);
+  }
+  void operator()(std::string_view, PathType& d, const PathType& s) {
+    if (d == PathType::kUnknown) d = s;
+  }
+  // A plain value has no "not known" state to fill: it is what identifies the record (a GPU's
+  // index, a link's number, a pair's ends) or its struct has a rule of its own (merge above,
+  // the kernel log in FactsMerger). The first input's stays.
+  template <class T>
+  requires(!kIsOptional<T> && !kIsVector<T> && !kIsMap<T> && !Described<T>) void operator()(
+      std::string_view, T&, const T&) {}
+  template <class T, class Tag>
+  requires(!std::is_same_v<Tag, Stable> && !std::is_same_v<Tag, Append>) void operator()(
+      std::string_view key, T& d, const T& s, Tag) {
+    (*this)(key, d, s);
+  }
+  template <class Fn>
+  void nested(std::string_view key, Fn&& fn) {
+    Merger in = sub(key);
+    fn(in);
+  }
+
+ private:
+  Merger sub(std::string_view key) const {
+    return Merger(prefix_ + std::string(key) + ".", origin_, notes_);
+  }
+
+  std::string prefix_;
+  const std::string& origin_;
+  std::vector<std::string>& notes_;
+};
 
 // The GPU of `into` that `s` describes, or nullptr for a GPU not seen yet.
-GpuFacts* find_gpu(Facts& into, const GpuFacts& s) {
+GpuFacts* find_gpu(std::vector<GpuFacts>& into, const GpuFacts& s) {
   if (s.pci_bus_id)
-    for (auto& g : into.gpus)
+    for (auto& g : into)
       if (g.pci_bus_id == s.pci_bus_id) return &g;
   if (s.uuid)
-    for (auto& g : into.gpus)
+    for (auto& g : into)
       if (g.uuid == s.uuid) return &g;
   // By index only when neither side names the GPU differently.
-  for (auto& g : into.gpus)
+  for (auto& g : into)
     if (g.index == s.index && (!s.pci_bus_id || !g.pci_bus_id) && (!s.uuid || !g.uuid)) return &g;
   return nullptr;
 }
 
-void merge_host(HostFacts& d, const HostFacts& s, const std::string& origin,
-                std::vector<std::string>& notes) {
-  take_stable(d.hostname, s.hostname, "hostname", origin, notes);
-  take(d.kernel, s.kernel);
-  take(d.os, s.os);
-  take_stable(d.cpu_model, s.cpu_model, "cpu_model", origin, notes);
-  take(d.logical_cpus, s.logical_cpus);
-  take(d.physical_cores, s.physical_cores);
-  take(d.sockets, s.sockets);
-  take(d.memory_bytes, s.memory_bytes);
-  if (d.numa_nodes.empty()) d.numa_nodes = s.numa_nodes;
-  take_stable(d.driver_version, s.driver_version, "driver_version", origin, notes);
-  take(d.nvml_version, s.nvml_version);
-  take(d.cuda_driver_version, s.cuda_driver_version);
-  take(d.nvlink_disabled_by_driver, s.nvlink_disabled_by_driver);
-  for (const auto& [k, v] : s.driver_params) d.driver_params.emplace(k, v);
-  take(d.virtual_machine, s.virtual_machine);
-  take(d.iommu.active, s.iommu.active);
-  take(d.iommu.passthrough, s.iommu.passthrough);
-  take(d.iommu.cmdline_hint, s.iommu.cmdline_hint);
-  take(d.uptime_s, s.uptime_s);
-  take(d.collected_unix, s.collected_unix);
-  if (s.pressure) {
-    if (!d.pressure) {
-      d.pressure = s.pressure;
-    } else {
-      auto& dp = *d.pressure;
-      const auto& sp = *s.pressure;
-      if (dp.cores.empty()) dp.cores = sp.cores;
-      if (dp.disks.empty()) dp.disks = sp.disks;
-      if (dp.nics.empty()) dp.nics = sp.nics;
-      take(dp.iowait_pct, sp.iowait_pct);
-      dp.window_s = std::max(dp.window_s, sp.window_s);
+// Merges a later input's Facts into the earlier ones, member by member as fields(Facts) lists
+// them: each list has its rule for telling a record seen before from a new one. Conflict notes
+// go to the earlier input's notes, before the later input's own.
+class FactsMerger {
+ public:
+  FactsMerger(const std::string& origin, std::vector<std::string>& notes)
+      : origin_(origin), notes_(notes) {}
+
+  void operator()(std::string_view, HostFacts& d, HostFacts& s) {
+    Merger("", origin_, notes_).merge(d, s);
+  }
+  // The same GPU (bus id, then UUID, then index) is merged field by field; a new one is added,
+  // under a free index when its own is taken by another GPU.
+  void operator()(std::string_view, std::vector<GpuFacts>& d, std::vector<GpuFacts>& s) {
+    for (auto& g : s) {
+      if (GpuFacts* same = find_gpu(d, g)) {
+        Merger("GPU" + std::to_string(same->index) + " ", origin_, notes_).merge(*same, g);
+        continue;
+      }
+      for (const auto& other : d)
+        if (other.index == g.index) {
+          notes_.push_back(fmt::format(
+              "conflict: {} describes GPU{} as {} but an earlier input gave GPU{} {}; "
+              "indexed as GPU{}",
+              origin_, g.index, g.pci_bus_id.value_or(g.uuid.value_or("?")), other.index,
+              other.pci_bus_id.value_or(other.uuid.value_or("?")), d.size()));
+          g.index = static_cast<int>(d.size());
+          break;
+        }
+      d.push_back(std::move(g));
+    }
+    std::sort(d.begin(), d.end(),
+              [](const GpuFacts& a, const GpuFacts& b) { return a.index < b.index; });
+  }
+  // gpu_facts_unavailable: import_path decides it for the merged whole.
+  void operator()(std::string_view, bool&, bool&) {}
+  // The same pair (a, b) is merged field by field.
+  void operator()(std::string_view, std::vector<GpuPair>& d, std::vector<GpuPair>& s) {
+    for (const auto& p : s) {
+      auto it = std::find_if(d.begin(), d.end(),
+                             [&](const GpuPair& q) { return q.a == p.a && q.b == p.b; });
+      if (it == d.end()) {
+        d.push_back(p);
+      } else {
+        Merger("", origin_, notes_).merge(*it, p);
+      }
+    }
+    std::sort(d.begin(), d.end(), [](const GpuPair& x, const GpuPair& y) {
+      return std::tie(x.a, x.b) < std::tie(y.a, y.b);
+    });
+  }
+  // Two kernel logs of one node (dmesg and journalctl -k) become one, named by both sources.
+  void operator()(std::string_view, KernelLog& d, KernelLog& s) {
+    if (s.source.empty() && s.xids.empty()) return;
+    if (d.source.empty()) {
+      d = std::move(s);
+      return;
+    }
+    if (d.source.find(s.source) == std::string::npos) d.source += ", " + s.source;
+    d.readable = d.readable || s.readable;
+    Merger("kernel_log.", origin_, notes_).merge(d, s);
+  }
+  // A process seen on the same GPU with the same host pid is the same process.
+  void operator()(std::string_view, std::vector<ProcessFacts>& d, std::vector<ProcessFacts>& s) {
+    for (auto& p : s) {
+      const bool seen = std::any_of(d.begin(), d.end(), [&](const ProcessFacts& q) {
+        return q.gpu == p.gpu && q.host_pid == p.host_pid;
+      });
+      if (!seen) d.push_back(std::move(p));
     }
   }
-}
+  template <class T>
+  void operator()(std::string_view, std::vector<T>& d, std::vector<T>& s, Append) {
+    d.insert(d.end(), std::make_move_iterator(s.begin()), std::make_move_iterator(s.end()));
+  }
+  // Facts::notes, the later input's: each says which input it is about.
+  void operator()(std::string_view, std::vector<std::string>& d, std::vector<std::string>& s) {
+    for (auto& n : s) d.push_back(origin_ + ": " + n);
+  }
+
+ private:
+  const std::string& origin_;
+  std::vector<std::string>& notes_;
+};
 
 }  // namespace
 
@@ -333,73 +390,8 @@ Facts import_text(std::string_view text, const std::string& origin, const Import
 namespace gpuvet::import {
 
 void merge_facts(Facts& into, Facts&& from, const std::string& origin) {
-  merge_host(into.host, from.host, origin, into.notes);
-  for (auto& s : from.gpus) {
-    if (GpuFacts* d = find_gpu(into, s)) {
-      merge_gpu(*d, s, origin, into.notes);
-    } else {
-      for (const auto& g : into.gpus)
-        if (g.index == s.index) {
-          into.notes.push_back(
-              fmt::format("conflict: {} describes GPU{} as {} but an earlier input gave GPU{} {}; "
-                          "indexed as GPU{}",
-                          origin, s.index, s.pci_bus_id.value_or(s.uuid.value_or("?")), g.index,
-                          g.pci_bus_id.value_or(g.uuid.value_or("?")), into.gpus.size()));
-          s.index = static_cast<int>(into.gpus.size());
-          break;
-        }
-      into.gpus.push_back(std::move(s));
-    }
-  }
-  std::sort(into.gpus.begin(), into.gpus.end(),
-            [](const GpuFacts& a, const GpuFacts& b) { return a.index < b.index; });
-  for (const auto& p : from.pairs) {
-    auto it = std::find_if(into.pairs.begin(), into.pairs.end(),
-                           [&](const GpuPair& q) { return q.a == p.a && q.b == p.b; });
-    if (it == into.pairs.end()) {
-      into.pairs.push_back(p);
-      continue;
-    }
-    if (it->path == PathType::kUnknown) it->path = p.path;
-    take(it->nvlinks, p.nvlinks);
-    take(it->p2p_read, p.p2p_read);
-    take(it->p2p_write, p.p2p_write);
-    take(it->p2p_nvlink, p.p2p_nvlink);
-    take(it->p2p_atomics, p.p2p_atomics);
-  }
-  std::sort(into.pairs.begin(), into.pairs.end(), [](const GpuPair& x, const GpuPair& y) {
-    return std::tie(x.a, x.b) < std::tie(y.a, y.b);
-  });
-  for (auto& p : from.processes) {
-    bool dup = std::any_of(
-        into.processes.begin(), into.processes.end(),
-        [&](const ProcessFacts& q) { return q.gpu == p.gpu && q.host_pid == p.host_pid; });
-    if (!dup) into.processes.push_back(std::move(p));
-  }
-  if (!from.kernel_log.source.empty() || !from.kernel_log.xids.empty()) {
-    if (into.kernel_log.source.empty()) {
-      into.kernel_log = std::move(from.kernel_log);
-    } else {
-      auto& k = into.kernel_log;
-      k.readable = k.readable || from.kernel_log.readable;
-      k.xids.insert(k.xids.end(), from.kernel_log.xids.begin(), from.kernel_log.xids.end());
-      k.fallen_off_bus.insert(k.fallen_off_bus.end(), from.kernel_log.fallen_off_bus.begin(),
-                              from.kernel_log.fallen_off_bus.end());
-      if (k.source.find(from.kernel_log.source) == std::string::npos)
-        k.source += ", " + from.kernel_log.source;
-    }
-  }
-  auto append = [](auto& dst, auto& src) { dst.insert(dst.end(), src.begin(), src.end()); };
-  append(into.nic_paths, from.nic_paths);
-  append(into.nccl_events, from.nccl_events);
-  append(into.measurements, from.measurements);
-  // Each input's series keeps its own time origin: appended, not interleaved.
-  append(into.samples, from.samples);
-  append(into.numa_bindings, from.numa_bindings);
-  append(into.scale_runs, from.scale_runs);
-  append(into.sources, from.sources);
-  append(into.imported, from.imported);
-  for (auto& n : from.notes) into.notes.push_back(origin + ": " + n);
+  FactsMerger merger(origin, into.notes);
+  fields(merger, into, from);
 }
 
 }  // namespace gpuvet::import
