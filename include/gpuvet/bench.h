@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "gpuvet/facts.h"
+#include "gpuvet/status.h"
 
 namespace gpuvet {
 
@@ -87,6 +88,10 @@ struct BenchInfo {
 // Every benchmark in the registry, in run order. (A vector, not a span: this header is also
 // read by the CUDA sources, which nvcc builds as C++17.)
 const std::vector<BenchInfo>& bench_catalog();
+
+// Whether options.only names known benchmarks only: an unknown key is invalid input, refused
+// before anything is probed or run.
+[[nodiscard]] Status validate_bench_selection(const BenchOptions& options);
 
 struct BenchReport {
   std::vector<BenchMatrix> results;

@@ -21,10 +21,10 @@ namespace gpuvet {
 struct CollectOptions {
   // Where /proc and /sys live; "/" on a live node, a fixture tree in tests.
   std::string root = "/";
-  // NVML library to dlopen; empty means libnvidia-ml.so.1 from the loader path,
-  // or GPUVET_NVML_LIBRARY when set.
-  std::string nvml_library;
-  bool nvml_library_given_by_user = false;
+  // NVML library to dlopen, as the user named it (--nvml, GPUVET_NVML_LIBRARY): then a
+  // missing or invalid file is bad input. Empty: libnvidia-ml.so.1 from the loader path,
+  // and its absence only means "no NVIDIA driver here".
+  std::optional<std::string> nvml_library;
   std::chrono::milliseconds init_timeout{4000};
   std::chrono::milliseconds gpu_timeout{3000};
   std::chrono::milliseconds command_timeout{2000};  // dmesg and other helpers
@@ -35,20 +35,29 @@ struct CollectOptions {
   bool hwloc = true;
 };
 
-// Why GPU facts are missing, as a stable name for scripts; "none" when present.
+// Why GPU facts are missing.
+enum class NvmlFailure {
+  kNone,
+  kLibraryMissing,   // no libnvidia-ml.so.1: no NVIDIA driver installed here
+  kLibraryInvalid,   // the file is not NVML (garbage, wrong architecture)
+  kStubLibrary,      // the CUDA toolkit's link-time stub
+  kDriverNotLoaded,  // library present, kernel module not loaded
+  kVersionMismatch,  // library and kernel module from different driver versions
+  kNoPermission,     // /dev/nvidia* not accessible
+  kInitTimeout,      // nvmlInit did not return in time
+  kInitFailed,       // any other nvmlInit error
+  kCountFailed,      // nvmlDeviceGetCount failed
+};
+// A stable name for scripts and manifests: "none", "library-missing", "driver-not-loaded", …
+const char* nvml_failure_name(NvmlFailure f);
+
 struct Collection {
   Facts facts;
-  std::string nvml_failure = "none";  // see probe::nvml_failure_name
-  std::string nvml_failure_message;   // the sentence for the user, empty when none
+  NvmlFailure nvml_failure = NvmlFailure::kNone;
+  std::string nvml_failure_message;  // the sentence for the user, empty when none
   // A probe thread is still stuck in a driver call: the process should leave
   // with _exit() once output is flushed rather than run library destructors.
   bool abandoned_probes = false;
-};
-
-struct Env {
-  const FileSystem& fs;
-  const CommandRunner& runner;
-  const Clock& clock;
 };
 
 Collection collect_facts(const CollectOptions& options, const Env& env);

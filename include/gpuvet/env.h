@@ -66,4 +66,31 @@ class Clock {
 
 std::unique_ptr<Clock> make_system_clock();
 
+// The three seams as every source takes them. Borrowed references: whoever owns the objects
+// (a SystemEnv, or a test's fakes) outlives each call made with it.
+struct Env {
+  const FileSystem& fs;
+  const CommandRunner& runner;
+  const Clock& clock;
+};
+
+// The real machine's seams, owned: files under `root` ("/" on a live node), processes run
+// without a shell, the system clock. Not copyable or movable (env() refers to its members);
+// the objects are stateless, so one SystemEnv may serve several threads.
+class SystemEnv {
+ public:
+  explicit SystemEnv(std::string root = "/");
+  SystemEnv(const SystemEnv&) = delete;
+  SystemEnv& operator=(const SystemEnv&) = delete;
+
+  const Env& env() const { return env_; }
+  operator const Env&() const { return env_; }  // NOLINT: a SystemEnv is used as an Env
+
+ private:
+  std::unique_ptr<FileSystem> fs_;
+  std::unique_ptr<CommandRunner> runner_;
+  std::unique_ptr<Clock> clock_;
+  Env env_;
+};
+
 }  // namespace gpuvet

@@ -6,11 +6,13 @@
 // Pure functions of their input; thread-safe.
 #pragma once
 
+#include <span>
 #include <string>
 
 #include "gpuvet/bench.h"
 #include "gpuvet/diagnose.h"
 #include "gpuvet/facts.h"
+#include "gpuvet/import.h"
 #include "gpuvet/scale.h"
 
 namespace gpuvet {
@@ -49,5 +51,14 @@ std::string bench_to_json(const BenchReport& report, int indent = 2);
 // `gpuvet scale`: a row per configuration, the sustained trace, notes; and gpuvet.scale/1.
 std::string render_scale_text(const ScaleReport& report);
 std::string scale_to_json(const ScaleReport& report, int indent = 2);
+
+// `gpuvet findings`: one line per catalog entry; the Markdown is docs/findings.md (catalog,
+// symptom patterns, thresholds).
+std::string render_catalog_text();
+std::string catalog_to_markdown();
+
+// `gpuvet formats`: what each recognised input is and fills; the Markdown is docs/formats.md.
+std::string render_formats_text(std::span<const FormatInfo> formats);
+std::string formats_to_markdown(std::span<const FormatInfo> formats);
 
 }  // namespace gpuvet

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuvet/env.h"
 #include "gpuvet/facts.h"
 
 namespace gpuvet {
@@ -53,7 +54,7 @@ struct ScaleOptions {
   double duration_s = 0;  // > 0: sustained mode on the largest GPU count, sampling NVML
   double sample_interval_s = 1.0;
   std::string nccl_library;
-  std::string nvml_library;
+  std::optional<std::string> nvml_library;  // as CollectOptions::nvml_library
   std::chrono::milliseconds collective_timeout{20000};
   bool progress = false;
 };
@@ -88,7 +89,9 @@ struct ScaleReport {
   double wall_ms = 0;
 };
 
-ScaleReport run_scale(const ScaleOptions& options);
+// Runs every configuration on this machine. `env` is what the sustained mode's NVML samples
+// read the node through (as collect_facts); it outlives the call.
+ScaleReport run_scale(const ScaleOptions& options, const Env& env);
 
 // Percentile (0..100) of a sample, linear interpolation; empty for an empty sample.
 std::optional<double> percentile(std::vector<double> values, double p);

@@ -56,6 +56,11 @@ class [[nodiscard]] Status {
 // kNotFound, EACCES/EPERM as kPermissionDenied, anything else kUnavailable.
 Status status_from_errno(const std::string& what, int err);
 
+namespace detail {
+// Prints "gpuvet: internal error: Result::value() on an error: <status>" and aborts.
+[[noreturn]] void die_on_unchecked_result(const Status& status);
+}  // namespace detail
+
 template <typename T>
 class [[nodiscard]] Result {
  public:
@@ -64,14 +69,21 @@ class [[nodiscard]] Result {
 
   bool is_ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
+  // The value; on an error this stops the process with the status text (never undefined
+  // behaviour): check is_ok() first.
+  T& value() & { return check(), *value_; }
+  const T& value() const& { return check(), *value_; }
+  T&& value() && { return check(), std::move(*value_); }
+  T* operator->() { return check(), &*value_; }
+  const T* operator->() const { return check(), &*value_; }
   T value_or(T fallback) const { return value_ ? *value_ : std::move(fallback); }
   // The value as an optional: what facts fields want when a read may fail.
   std::optional<T> ok_value() const { return value_; }
 
  private:
+  void check() const {
+    if (!value_) detail::die_on_unchecked_result(status_);
+  }
   std::optional<T> value_;
   Status status_;
 };

@@ -1180,9 +1180,4 @@ void p2p_truth_cuda(gpu::DeviceHealth& health, std::vector<P2PTruth>& truth,
   }
 }
 
-gpu::DeviceHealth& process_device_health() {
-  static gpu::DeviceHealth* health = new gpu::DeviceHealth();  // transitional: see cuda_bench.h
-  return *health;
-}
-
 }  // namespace gpuvet::bench

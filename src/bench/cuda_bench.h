@@ -81,30 +81,4 @@ BenchMatrix peer_latency(gpu::DeviceHealth& health, const Sizing& sizing);
 // the entries (one per pair a<b, already created by the caller from the facts).
 void p2p_truth_cuda(gpu::DeviceHealth& health, std::vector<P2PTruth>& truth, bool plant_corruption);
 
-// Transitional, until bench/registry.cc passes its run's DeviceHealth to the functions
-// above: these share one DeviceHealth for the whole process, as the benchmarks did before
-// the health belonged to a run. Remove them with their last caller.
-gpu::DeviceHealth& process_device_health();
-inline BenchMatrix host_device_bandwidth(const HostDeviceSpec& spec, const Sizing& sizing,
-                                         const std::vector<int>& numa_of_gpu,
-                                         bool plant_corruption) {
-  return host_device_bandwidth(process_device_health(), spec, sizing, numa_of_gpu,
-                               plant_corruption);
-}
-inline BenchMatrix host_device_latency(const Sizing& sizing) {
-  return host_device_latency(process_device_health(), sizing);
-}
-inline BenchMatrix device_local_copy(const Sizing& sizing) {
-  return device_local_copy(process_device_health(), sizing);
-}
-inline BenchMatrix peer_bandwidth(const PeerSpec& spec, const Sizing& sizing) {
-  return peer_bandwidth(process_device_health(), spec, sizing);
-}
-inline BenchMatrix peer_latency(const Sizing& sizing) {
-  return peer_latency(process_device_health(), sizing);
-}
-inline void p2p_truth_cuda(std::vector<P2PTruth>& truth, bool plant_corruption) {
-  p2p_truth_cuda(process_device_health(), truth, plant_corruption);
-}
-
 }  // namespace gpuvet::bench

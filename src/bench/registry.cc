@@ -123,6 +123,11 @@ Status select(const BenchOptions& options, std::vector<std::string>& keys) {
 
 }  // namespace bench
 
+Status validate_bench_selection(const BenchOptions& options) {
+  std::vector<std::string> keys;
+  return bench::select(options, keys);
+}
+
 // ------------------------------------------------------------------ the run
 
 namespace {
@@ -193,6 +198,9 @@ BenchReport run_benchmarks(const Facts& facts, const BenchOptions& options) {
     return report;
   }
   report.cuda_available = true;
+  // One health record for this run: a device whose context died in one measurement is
+  // named, and not touched again, by every later one.
+  gpu::DeviceHealth health;
   report.notes.push_back(fmt::format("CUDA driver {}.{}, runtime {}.{}, {} GPU(s)",
                                      env.driver_version / 1000, (env.driver_version % 1000) / 10,
                                      env.runtime_version / 1000, (env.runtime_version % 1000) / 10,
@@ -252,7 +260,7 @@ BenchReport run_benchmarks(const Facts& facts, const BenchOptions& options) {
       if (report.p2p_truth.empty())
         for (int a = 0; a < n; ++a)
           for (int b = a + 1; b < n; ++b) report.p2p_truth.push_back(P2PTruth{.a = a, .b = b});
-      bench::p2p_truth_cuda(report.p2p_truth, options.plant_corruption);
+      bench::p2p_truth_cuda(health, report.p2p_truth, options.plant_corruption);
       const auto& ne = need_nccl();
       if (ne.ok) bench::p2p_truth_nccl(ne, report.p2p_truth, options.collective_timeout);
       bench::judge_p2p_truth(report.p2p_truth);
@@ -266,19 +274,19 @@ BenchReport run_benchmarks(const Facts& facts, const BenchOptions& options) {
       spec.pinned = key.find("pageable") == std::string::npos;
       spec.bidirectional = key.find("bidir") != std::string::npos;
       spec.all_gpus_at_once = all_at_once;
-      m = bench::host_device_bandwidth(spec, host, numa, options.plant_corruption);
+      m = bench::host_device_bandwidth(health, spec, host, numa, options.plant_corruption);
     } else if (key == "host_device_latency_sm") {
-      m = bench::host_device_latency(latency);
+      m = bench::host_device_latency(health, latency);
     } else if (key == "device_local_copy") {
-      m = bench::device_local_copy(local);
+      m = bench::device_local_copy(health, local);
     } else if (key == "device_to_device_latency_sm") {
-      m = bench::peer_latency(latency);
+      m = bench::peer_latency(health, latency);
     } else if (key.rfind("device_to_device", 0) == 0) {
       bench::PeerSpec spec;
       spec.engine = key.ends_with("_sm") ? bench::Engine::kSm : bench::Engine::kCopyEngine;
       spec.read = key.find("write") == std::string::npos;
       spec.bidirectional = key.find("bidir") != std::string::npos;
-      m = bench::peer_bandwidth(spec, peer);
+      m = bench::peer_bandwidth(health, spec, peer);
     } else if (n < 2 && options.only.empty() && !options.full) {
       // On one GPU a collective crosses no link: it cannot answer the quick suite's question,
       // and NCCL's start-up alone (≈1.5 s on the H200 VM) would be most of the suite's time.

@@ -181,6 +181,12 @@ std::string Redactor::apply(const std::string& input) {
   return text;
 }
 
+}  // namespace gpuvet::bundle
+
+namespace gpuvet {
+
+using namespace bundle;  // the helpers above
+
 Result<CaptureSummary> capture_bundle(const CaptureOptions& options, const CollectOptions& collect,
                                       const Env& env) {
   std::error_code ec;
@@ -282,7 +288,8 @@ Result<CaptureSummary> capture_bundle(const CaptureOptions& options, const Colle
       {"nvidia_smi", smi_version.empty() ? json(nullptr) : json(smi_version)},
       {"command_timeout_s", options.command_timeout.count() / 1000.0},
       {"commands", entries},
-      {"gpuvet_facts", {{"file", "gpuvet-facts.json"}, {"nvml", facts.nvml_failure}}},
+      {"gpuvet_facts",
+       {{"file", "gpuvet-facts.json"}, {"nvml", nvml_failure_name(facts.nvml_failure)}}},
   };
   if (auto st = write_file(dir / "manifest.json", maybe_redact(manifest.dump(2)) + "\n");
       !st.is_ok())
@@ -291,4 +298,4 @@ Result<CaptureSummary> capture_bundle(const CaptureOptions& options, const Colle
   return summary;
 }
 
-}  // namespace gpuvet::bundle
+}  // namespace gpuvet

@@ -1,12 +1,8 @@
-// bundle/bundle.h — `gpuvet capture OUTDIR`: save what a ticket needs from a live node.
+// bundle/bundle.h — the inside of `gpuvet capture` (gpuvet/bundle.h): the command list and
+// the redactor, for the capture code and its tests.
 //
-// Runs every listed command that exists here (each under a deadline, none
-// needing root where avoidable), stores their raw outputs, gpuvet's own facts
-// as JSON, and a manifest (what ran, exit codes, durations, tool versions).
-// `gpuvet facts --from OUTDIR` reads the bundle back. With redaction, serial
-// numbers, UUIDs and host names are replaced consistently in every file (the
-// same value always becomes the same token), so a bundle can leave the site.
-// Not thread-safe per call (writes OUTDIR); independent calls may run in parallel.
+// With redaction, serial numbers, UUIDs and host names are replaced consistently in every
+// file (the same value always becomes the same token). A Redactor is used by one thread.
 #pragma once
 
 #include <chrono>
@@ -14,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuvet/bundle.h"
 #include "gpuvet/collect.h"
 #include "gpuvet/env.h"
 #include "gpuvet/status.h"
@@ -29,20 +26,10 @@ struct CaptureCommand {
 // CPU, disk and network tools).
 std::vector<CaptureCommand> capture_commands();
 
-struct CaptureOptions {
-  std::string out_dir;
-  bool redact = false;
-  std::chrono::milliseconds command_timeout{20000};
-  int parallel = 4;  // commands run at once
-};
-
-struct CaptureSummary {
-  int ran = 0;                     // commands that started
-  int missing = 0;                 // not installed here
-  int failed = 0;                  // non-zero exit or timed out
-  std::vector<std::string> files;  // written, relative to out_dir
-  bool abandoned_probes = false;   // a GPU probe is still stuck in the driver (see collect.h)
-};
+// The public entry point and its options (gpuvet/bundle.h).
+using gpuvet::capture_bundle;
+using gpuvet::CaptureOptions;
+using gpuvet::CaptureSummary;
 
 // Replaces serials, GPU/MIG UUIDs and host names with stable tokens.
 class Redactor {
@@ -61,8 +48,5 @@ class Redactor {
   std::vector<std::string> hostnames_;
   int next_serial_ = 1, next_uuid_ = 1, next_host_ = 1;
 };
-
-Result<CaptureSummary> capture_bundle(const CaptureOptions& options, const CollectOptions& collect,
-                                      const Env& env);
 
 }  // namespace gpuvet::bundle

@@ -8,21 +8,20 @@
 
 #include <fmt/format.h>
 
-#include "bench/registry.h"
-#include "cli/commands.h"
+#include "commands.h"
 #include "gpuvet/bench.h"
 #include "gpuvet/collect.h"
 #include "gpuvet/diagnose.h"
 #include "gpuvet/report.h"
+#include "live.h"
 
 namespace gpuvet::cli {
 
 namespace {
 
-// The findings the measurements themselves can raise; they decide the exit code.
-bool is_bench_finding(const std::string& id) {
-  return id == "h2d-bandwidth-low" || id == "p2p-bandwidth-low" || id == "nccl-error";
-}
+// The findings the measurements themselves can raise (a catalog column); they decide the
+// exit code.
+bool is_bench_finding(const std::string& id) { return finding_measured_by(id, kByBench); }
 
 struct BenchArgs {
   bool json = false;
@@ -76,22 +75,18 @@ std::function<Outcome()> setup_bench(CLI::App& app) {
         std::chrono::milliseconds(static_cast<long long>(args->collective_timeout_s * 1000));
     options.plant_corruption = args->plant_corruption;
     // Unknown keys are refused before the node is probed (run_benchmarks would only note it).
-    std::vector<std::string> keys;
-    if (const Status s = bench::select(options, keys); !s.is_ok()) {
+    if (const Status s = validate_bench_selection(options); !s.is_ok()) {
       std::cerr << "gpuvet: " << s.message() << "\n";
       return {kExitUnusable, false};
     }
 
     // The topology, links and NUMA placement the expectations and host buffers need.
     CollectOptions co;
-    co.nvml_library = args->nvml;
-    co.nvml_library_given_by_user = !args->nvml.empty();
+    co.nvml_library = nvml_library_choice(args->nvml);
     co.pressure_window = std::chrono::milliseconds(0);
     co.kernel_log = false;
-    auto fs = make_rooted_file_system("/");
-    auto runner = make_process_runner();
-    auto clock = make_system_clock();
-    Collection c = collect_facts(co, Env{*fs, *runner, *clock});
+    const SystemEnv env;
+    Collection c = collect_facts(co, env);
 
     BenchReport report = run_benchmarks(c.facts, options);
     attach_expectations(report, c.facts);

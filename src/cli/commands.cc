@@ -1,5 +1,3 @@
-#include "cli/commands.h"
-
 #include <unistd.h>
 
 #include <cmath>
@@ -9,12 +7,12 @@
 
 #include <fmt/format.h>
 
-#include "bundle/bundle.h"
-#include "cli/live.h"
+#include "commands.h"
+#include "gpuvet/bundle.h"
 #include "gpuvet/collect.h"
+#include "gpuvet/import.h"
 #include "gpuvet/report.h"
-#include "import/importer.h"
-#include "import/load.h"
+#include "live.h"
 
 namespace gpuvet::cli {
 
@@ -45,8 +43,7 @@ void add_live_options(CLI::App& app, LiveArgs& args) {
 CollectOptions collect_options(const LiveArgs& args) {
   CollectOptions o;
   o.root = args.root;
-  o.nvml_library = args.nvml;
-  o.nvml_library_given_by_user = !args.nvml.empty();
+  o.nvml_library = nvml_library_choice(args.nvml);
   o.gpu_timeout = std::chrono::milliseconds(std::llround(args.gpu_timeout_s * 1000.0));
   o.init_timeout = std::chrono::milliseconds(std::llround(args.init_timeout_s * 1000.0));
   o.pressure_window = std::chrono::milliseconds(std::llround(args.sample_window_s * 1000.0));
@@ -54,8 +51,20 @@ CollectOptions collect_options(const LiveArgs& args) {
   return o;
 }
 
+std::optional<std::string> nvml_library_choice(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  const char* env = std::getenv("GPUVET_NVML_LIBRARY");
+  if (env && *env) return std::string(env);
+  return std::nullopt;
+}
+
+bool nvml_library_unusable(const Collection& c, const CollectOptions& o) {
+  return o.nvml_library && (c.nvml_failure == NvmlFailure::kLibraryMissing ||
+                            c.nvml_failure == NvmlFailure::kLibraryInvalid);
+}
+
 Result<Facts> import_from(const std::string& path) {
-  if (path != "-") return import::import_path(path);
+  if (path != "-") return import_path(path);
   // A paste on standard input (a ticket's text piped in), bounded like a file.
   constexpr std::size_t kMaxStdin = std::size_t{256} << 20;
   std::string text;
@@ -64,7 +73,7 @@ Result<Facts> import_from(const std::string& path) {
     text.append(buf, static_cast<std::size_t>(std::cin.gcount()));
     if (text.size() > kMaxStdin) return Status::invalid_input("standard input larger than 256 MiB");
   }
-  return import::import_text(text, "stdin");
+  return import_text(text, "stdin");
 }
 
 bool any_recognised(const Facts& facts) {
@@ -86,9 +95,7 @@ std::chrono::milliseconds seconds_to_ms(double s) {
 // facts are missing (no driver, stub, mismatch, hung or lost GPU), 1 when some
 // GPU fields failed to read, 0 otherwise.
 int facts_exit_code(const Collection& c, const CollectOptions& o) {
-  if (o.nvml_library_given_by_user &&
-      (c.nvml_failure == "library-missing" || c.nvml_failure == "library-invalid"))
-    return kExitUnusable;
+  if (nvml_library_unusable(c, o)) return kExitUnusable;
   if (c.facts.gpu_facts_unavailable) return kExitCritical;
   for (const auto& g : c.facts.gpus)
     if (g.unresponsive) return kExitCritical;
@@ -126,10 +133,8 @@ std::function<Outcome()> setup_facts(CLI::App& app) {
     text.verbose = args->verbose;
     if (!args->from.empty()) return facts_from(args->from, args->json, text);
     const CollectOptions o = collect_options(*args);
-    auto fs = make_rooted_file_system(o.root);
-    auto runner = make_process_runner();
-    auto clock = make_system_clock();
-    Collection c = collect_facts(o, Env{*fs, *runner, *clock});
+    const SystemEnv env(o.root);
+    Collection c = collect_facts(o, env);
     const Outcome outcome{facts_exit_code(c, o), c.abandoned_probes};
     if (outcome.exit_code == kExitUnusable) {
       std::cerr << "gpuvet: " << c.nvml_failure_message << "\n";
@@ -164,17 +169,14 @@ std::function<Outcome()> setup_capture(CLI::App& app) {
   return [args]() -> Outcome {
     CollectOptions o;
     o.root = args->root;
-    o.nvml_library = args->nvml;
-    o.nvml_library_given_by_user = !args->nvml.empty();
+    o.nvml_library = nvml_library_choice(args->nvml);
     o.pressure_window = std::chrono::milliseconds(500);
-    bundle::CaptureOptions c;
+    CaptureOptions c;
     c.out_dir = args->out_dir;
     c.redact = args->redact;
     c.command_timeout = seconds_to_ms(args->timeout_s);
-    auto fs = make_rooted_file_system(o.root);
-    auto runner = make_process_runner();
-    auto clock = make_system_clock();
-    auto summary = bundle::capture_bundle(c, o, Env{*fs, *runner, *clock});
+    const SystemEnv env(o.root);
+    auto summary = capture_bundle(c, o, env);
     if (!summary.is_ok()) {
       std::cerr << "gpuvet: " << summary.status().message() << "\n";
       return {kExitUnusable, false};
@@ -193,16 +195,8 @@ std::function<Outcome()> setup_formats(CLI::App& app) {
   auto markdown = std::make_shared<bool>(false);
   app.add_flag("--markdown", *markdown, "Print a Markdown table (docs/formats.md is made from it)");
   return [markdown]() -> Outcome {
-    if (*markdown) {
-      std::cout << "| format | what | facts it fills |\n|---|---|---|\n";
-      for (const auto& imp : import::importers())
-        std::cout << "| `" << imp.format << "` | " << imp.description << " | " << imp.fills
-                  << " |\n";
-    } else {
-      for (const auto& imp : import::importers())
-        std::cout << fmt::format("{:<26} {}\n{:<26} fills: {}\n", imp.format, imp.description, "",
-                                 imp.fills);
-    }
+    std::cout << (*markdown ? formats_to_markdown(import_formats())
+                            : render_formats_text(import_formats()));
     return {kExitOk, false};
   };
 }

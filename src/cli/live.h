@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 
 #include "gpuvet/collect.h"
@@ -24,10 +25,17 @@ struct LiveArgs {
   std::string from;
 };
 
-// Registers the options above on `app`; `sample_default_s` is the command's default window.
+// Registers the options above on `app`.
 void add_live_options(CLI::App& app, LiveArgs& args);
 
 CollectOptions collect_options(const LiveArgs& args);
+
+// The NVML library the user chose: --nvml, else $GPUVET_NVML_LIBRARY, else none (the
+// default libnvidia-ml.so.1, whose absence only means no driver here).
+std::optional<std::string> nvml_library_choice(const std::string& flag);
+
+// The user named an NVML library and it is missing or not NVML: bad input (exit 3).
+bool nvml_library_unusable(const Collection& c, const CollectOptions& o);
 
 // Colour only on a TTY, never with --no-color or NO_COLOR.
 bool use_color(const LiveArgs& args);

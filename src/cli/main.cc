@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "cli/commands.h"
+#include "commands.h"
 
 int main(int argc, char** argv) {
 #ifdef GPUVET_PORTABLE

@@ -8,24 +8,19 @@
 
 #include <fmt/format.h>
 
-#include "cli/commands.h"
+#include "commands.h"
 #include "gpuvet/collect.h"
 #include "gpuvet/diagnose.h"
 #include "gpuvet/report.h"
 #include "gpuvet/scale.h"
+#include "live.h"
 
 namespace gpuvet::cli {
 
 namespace {
 
-const char* const kScaleFindings[] = {"scaling-inefficient",      "tail-latency-amplified",
-                                      "clocks-degrade-over-time", "tune-framework",
-                                      "thermal-throttle",         "power-throttle"};
-
-bool is_scale_finding(const std::string& id) {
-  return std::find(std::begin(kScaleFindings), std::end(kScaleFindings), id) !=
-         std::end(kScaleFindings);
-}
+// The findings a scaling run decides (a catalog column).
+bool is_scale_finding(const std::string& id) { return finding_measured_by(id, kByScale); }
 
 }  // namespace
 
@@ -60,7 +55,8 @@ std::function<Outcome()> setup_scale(CLI::App& app) {
   app.add_option("--sample-interval", o->sample_interval_s, "Sustained mode: seconds per sample")
       ->check(CLI::Range(0.1, 600.0));
   app.add_option("--nccl-lib", o->nccl_library, "libnccl.so.2 to load");
-  app.add_option("--nvml", o->nvml_library, "NVML library for the sustained-mode samples");
+  auto nvml = std::make_shared<std::string>();
+  app.add_option("--nvml", *nvml, "NVML library for the sustained-mode samples");
   app.add_option("--collective-timeout", *timeout_s,
                  "Seconds a collective may take before the run is aborted and the rank named")
       ->check(CLI::Range(1.0, 3600.0));
@@ -80,7 +76,9 @@ std::function<Outcome()> setup_scale(CLI::App& app) {
     options.collective_timeout =
         std::chrono::milliseconds(static_cast<long long>(*timeout_s * 1000));
     options.progress = ::isatty(STDERR_FILENO) && !*json;
-    ScaleReport report = run_scale(options);
+    options.nvml_library = nvml_library_choice(*nvml);
+    const SystemEnv env;
+    ScaleReport report = run_scale(options, env);
     Facts judged;
     for (const auto& r : report.results)
       if (!r.error) judged.scale_runs.push_back(r.run);

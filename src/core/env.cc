@@ -228,4 +228,10 @@ std::unique_ptr<FileSystem> make_rooted_file_system(std::string root) {
 std::unique_ptr<CommandRunner> make_process_runner() { return std::make_unique<ProcessRunner>(); }
 std::unique_ptr<Clock> make_system_clock() { return std::make_unique<SystemClock>(); }
 
+SystemEnv::SystemEnv(std::string root)
+    : fs_(make_rooted_file_system(std::move(root))),
+      runner_(make_process_runner()),
+      clock_(make_system_clock()),
+      env_{*fs_, *runner_, *clock_} {}
+
 }  // namespace gpuvet

@@ -1,6 +1,8 @@
 #include "gpuvet/status.h"
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace gpuvet {
@@ -45,5 +47,15 @@ Status status_from_errno(const std::string& what, int err) {
       return Status::unavailable(msg);
   }
 }
+
+namespace detail {
+
+void die_on_unchecked_result(const Status& status) {
+  std::fprintf(stderr, "gpuvet: internal error: Result::value() on an error: %s\n",
+               status.to_string().c_str());
+  std::abort();
+}
+
+}  // namespace detail
 
 }  // namespace gpuvet

@@ -54,7 +54,8 @@ void fill_host_topology(const CollectOptions& options, const Env& env, Facts& fa
 // The node whose CPUs hold all of the GPU's local CPUs: what `nvidia-smi topo -m`
 // shows as "NUMA Affinity" when the platform gives the device no node of its own
 // (sysfs numa_node -1, as on single-node VMs).
-std::optional<int> numa_node_of_cpus(const std::vector<NumaNode>& nodes, const std::vector<int>& cpus) {
+std::optional<int> numa_node_of_cpus(const std::vector<NumaNode>& nodes,
+                                     const std::vector<int>& cpus) {
   if (cpus.empty()) return std::nullopt;
   for (const auto& n : nodes)
     if (std::includes(n.cpus.begin(), n.cpus.end(), cpus.begin(), cpus.end())) return n.id;
@@ -90,13 +91,8 @@ Collection collect_facts(const CollectOptions& options, const Env& env) {
   // NVML is the slowest source (driver initialisation): it starts first, on its
   // own thread (with its own deadlines inside), and everything else runs meanwhile.
   probe::NvmlProbeOptions nvml;
-  nvml.library = options.nvml_library;
-  nvml.library_given_by_user = options.nvml_library_given_by_user;
-  if (nvml.library.empty()) {
-    const char* env_lib = std::getenv("GPUVET_NVML_LIBRARY");
-    nvml.library = env_lib && *env_lib ? env_lib : "libnvidia-ml.so.1";
-    nvml.library_given_by_user = env_lib && *env_lib;
-  }
+  nvml.library_given_by_user = options.nvml_library.has_value();
+  nvml.library = options.nvml_library.value_or("libnvidia-ml.so.1");
   nvml.init_timeout = options.init_timeout;
   nvml.gpu_timeout = options.gpu_timeout;
   // sysfs local_cpulist is the hardware locality, at no cost; NVML's answer is
@@ -134,7 +130,7 @@ Collection collect_facts(const CollectOptions& options, const Env& env) {
   // GPUs (probe_nvml bounds its own waiting, so get() cannot hang).
   auto gpus = nvml_probe.get();
   out.abandoned_probes = gpus.abandoned_threads;
-  out.nvml_failure = probe::nvml_failure_name(gpus.failure);
+  out.nvml_failure = gpus.failure;
   out.nvml_failure_message = gpus.failure_message;
   if (gpus.failure != probe::NvmlFailure::kNone) {
     facts.gpu_facts_unavailable = true;

@@ -11,7 +11,7 @@
 #include "probe/nvml_library.h"
 #include "probe/watchdog.h"
 
-namespace gpuvet::probe {
+namespace gpuvet {
 
 const char* nvml_failure_name(NvmlFailure f) {
   switch (f) {
@@ -38,6 +38,10 @@ const char* nvml_failure_name(NvmlFailure f) {
   }
   return "unknown";
 }
+
+}  // namespace gpuvet
+
+namespace gpuvet::probe {
 
 namespace {
 

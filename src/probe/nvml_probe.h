@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuvet/collect.h"
 #include "gpuvet/facts.h"
 #include "gpuvet/status.h"
 
@@ -27,19 +28,8 @@ struct NvmlProbeOptions {
   bool cpu_affinity = true;
 };
 
-enum class NvmlFailure {
-  kNone,
-  kLibraryMissing,   // no libnvidia-ml.so.1: no NVIDIA driver installed here
-  kLibraryInvalid,   // the file is not NVML (garbage, wrong architecture)
-  kStubLibrary,      // the CUDA toolkit's link-time stub
-  kDriverNotLoaded,  // library present, kernel module not loaded
-  kVersionMismatch,  // library and kernel module from different driver versions
-  kNoPermission,     // /dev/nvidia* not accessible
-  kInitTimeout,      // nvmlInit did not return in time
-  kInitFailed,       // any other nvmlInit error
-  kCountFailed,      // nvmlDeviceGetCount failed
-};
-const char* nvml_failure_name(NvmlFailure f);
+using gpuvet::nvml_failure_name;
+using gpuvet::NvmlFailure;  // public (gpuvet/collect.h): scripts and the CLI read it
 
 struct NvmlProbeResult {
   NvmlFailure failure = NvmlFailure::kNone;

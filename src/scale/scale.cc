@@ -97,8 +97,8 @@ namespace {
 // NVML path as `gpuvet facts`, every interval, until stopped.
 class NvmlSampler {
  public:
-  NvmlSampler(std::string nvml, double interval_s)
-      : nvml_(std::move(nvml)), interval_s_(interval_s) {}
+  NvmlSampler(std::optional<std::string> nvml, double interval_s, const Env& env)
+      : nvml_(std::move(nvml)), interval_s_(interval_s), env_(env) {}
   void start() {
     t0_ = std::chrono::steady_clock::now();
     thread_ = std::thread([this] { loop(); });
@@ -112,16 +112,13 @@ class NvmlSampler {
 
  private:
   void loop() {
-    auto fs = make_rooted_file_system("/");
-    auto runner = make_process_runner();
-    auto clock = make_system_clock();
     CollectOptions o;
     o.nvml_library = nvml_;
     o.pressure_window = std::chrono::milliseconds(0);
     o.kernel_log = false;
     auto next = t0_;
     while (!stop_) {
-      const Collection c = collect_facts(o, Env{*fs, *runner, *clock});
+      const Collection c = collect_facts(o, env_);
       const double t =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
       {
@@ -145,8 +142,9 @@ class NvmlSampler {
     }
   }
 
-  std::string nvml_;
+  std::optional<std::string> nvml_;
   double interval_s_;
+  const Env& env_;
   std::chrono::steady_clock::time_point t0_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
@@ -157,7 +155,7 @@ class NvmlSampler {
 }  // namespace
 #endif
 
-ScaleReport run_scale(const ScaleOptions& options) {
+ScaleReport run_scale(const ScaleOptions& options, const Env& env) {
   ScaleReport report;
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<const ScalePreset*> presets;
@@ -230,7 +228,7 @@ ScaleReport run_scale(const ScaleOptions& options) {
     SustainedTrace trace;
     trace.preset = preset.name;
     trace.gpus = n;
-    NvmlSampler sampler(options.nvml_library, options.sample_interval_s);
+    NvmlSampler sampler(options.nvml_library, options.sample_interval_s, env);
     if (options.progress)
       std::fprintf(stderr, "gpuvet scale: sustained %s on %d GPU(s) for %.0f s …\n",
                    preset.name.c_str(), n, options.duration_s);

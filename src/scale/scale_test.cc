@@ -148,12 +148,13 @@ TEST(Scale, RenderAndJson) {
 TEST(Scale, NothingRunsWithoutAGpuAndSaysWhy) {
   ScaleOptions o;
   o.presets = {"cnn-small"};
-  const ScaleReport r = run_scale(o);
+  const SystemEnv env;
+  const ScaleReport r = run_scale(o, env);
   EXPECT_FALSE(r.ran);
   EXPECT_TRUE(r.results.empty());
   ASSERT_FALSE(r.notes.empty());
   o.presets = {"no-such-preset"};
-  EXPECT_NE(run_scale(o).notes.front().find("unknown preset"), std::string::npos);
+  EXPECT_NE(run_scale(o, env).notes.front().find("unknown preset"), std::string::npos);
 }
 
 }  // namespace
