@@ -50,6 +50,10 @@ enum class TriageStep {
 };
 const char* triage_step_name(TriageStep s);  // "confirm", "classify", …
 
+// The measuring commands whose verdict a finding also decides (their report section and
+// exit code), besides diagnose, which reports every finding.
+enum MeasuredBy : unsigned { kByDiagnoseOnly = 0, kByBench = 1u << 0, kByScale = 1u << 1 };
+
 struct CatalogEntry {
   const char* id;        // stable kebab-case id, never renamed
   const char* title;     // one line
@@ -60,12 +64,15 @@ struct CatalogEntry {
   const char* fires_when;
   const char* meaning;
   const char* decision;
-  const char* article;  // "task 2", "symptom 1", "story 3", "measurement", …
+  const char* article;                     // "task 2", "symptom 1", "story 3", "measurement", …
+  unsigned measured_by = kByDiagnoseOnly;  // MeasuredBy bits
 };
 
 // Every entry, in catalog order (append-only).
 std::span<const CatalogEntry> finding_catalog();
 const CatalogEntry* find_catalog_entry(std::string_view id);
+// Whether the finding `id` decides the verdict of `command` (kByBench or kByScale).
+bool finding_measured_by(std::string_view id, MeasuredBy command);
 
 struct Finding {
   std::string id;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "gpuvet/diagnose.h"
+#include "rules/catalog_table.h"
 #include "rules/rule.h"
 
 namespace gpuvet {
@@ -78,26 +79,8 @@ void decide_bottleneck(const Facts& facts, const Thresholds& t, Diagnosis& d) {
   }
 }
 
-struct SymptomRule {
-  const char* symptom;
-  std::vector<const char*> any_of;  // finding ids at warning or worse (info for info-only ids)
-};
-
 void recognise_symptoms(Diagnosis& d) {
-  static const std::vector<SymptomRule> kRules = {
-      {"util-high-wallclock-worse", {"scaling-inefficient", "utilization-misleading"}},
-      {"one-busy-one-idle",
-       {"gpu-idle-while-peer-busy", "gpu-shared-by-processes", "memory-imbalance"}},
-      {"degrades-over-time", {"clocks-degrade-over-time", "thermal-throttle", "power-throttle"}},
-      {"hangs-nccl-timeout", {"nccl-error"}},
-      {"oom-despite-more-gpus", {"memory-near-full"}},
-      {"throughput-up-p99-worse", {"tail-latency-amplified"}},
-      {"servers-differ",
-       {"pcie-link-degraded", "p2p-unavailable", "acs-blocks-p2p", "heterogeneous-gpus",
-        "nvlink-down"}},
-      {"io-slows-during-training", {"io-bound", "network-saturated"}},
-  };
-  for (const auto& rule : kRules) {
+  for (const auto& rule : rules::kSymptomRules) {
     SymptomMatch m;
     m.id = rule.symptom;
     for (const auto& f : d.findings) {
@@ -105,8 +88,8 @@ void recognise_symptoms(Diagnosis& d) {
       const Severity needed =
           e && e->default_severity == Severity::kInfo ? Severity::kInfo : Severity::kWarning;
       if (f.severity < needed) continue;
-      if (std::none_of(rule.any_of.begin(), rule.any_of.end(),
-                       [&](const char* id) { return f.id == id; }))
+      if (std::none_of(std::begin(rule.any_of), std::end(rule.any_of),
+                       [&](const char* id) { return id && f.id == id; }))
         continue;
       m.because.push_back(f.subjects.empty() ? f.id : f.id + " (" + subjects_text(f) + ")");
     }

@@ -11,23 +11,25 @@
 
 namespace gpuvet::rules {
 
-void Emitter::add(std::string_view id, std::vector<std::string> subjects, std::string evidence) {
-  const CatalogEntry* entry = find_catalog_entry(id);
+void Emitter::add(FindingId id, std::vector<std::string> subjects, std::string evidence) {
+  const CatalogEntry* entry = find_catalog_entry(id.str());
   add(id, entry ? entry->default_severity : Severity::kWarning, std::move(subjects),
       std::move(evidence));
 }
 
-void Emitter::add(std::string_view id, Severity severity, std::vector<std::string> subjects,
+void Emitter::add(FindingId id, Severity severity, std::vector<std::string> subjects,
                   std::string evidence) {
   Finding f;
-  f.id = std::string(id);
   f.severity = severity;
   f.subjects = std::move(subjects);
   f.evidence = std::move(evidence);
-  add(std::move(f));
+  add(id, std::move(f));
 }
 
-void Emitter::add(Finding finding) { findings_.push_back(std::move(finding)); }
+void Emitter::add(FindingId id, Finding finding) {
+  finding.id = std::string(id.str());
+  findings_.push_back(std::move(finding));
+}
 
 void Emitter::note(std::string text) {
   if (std::find(notes_.begin(), notes_.end(), text) == notes_.end())

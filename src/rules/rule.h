@@ -17,6 +17,7 @@
 #include "gpuvet/diagnose.h"
 #include "gpuvet/facts.h"
 #include "hw/facts_query.h"
+#include "rules/catalog_table.h"
 
 namespace gpuvet::rules {
 
@@ -28,12 +29,14 @@ struct Context {
 
 class Emitter {
  public:
-  // With the catalog's default severity.
-  void add(std::string_view id, std::vector<std::string> subjects, std::string evidence);
-  void add(std::string_view id, Severity severity, std::vector<std::string> subjects,
+  // With the catalog's default severity. `id` is checked against the catalog when gpuvet is
+  // compiled (FindingId, rules/catalog_table.h).
+  void add(FindingId id, std::vector<std::string> subjects, std::string evidence);
+  void add(FindingId id, Severity severity, std::vector<std::string> subjects,
            std::string evidence);
-  // The full form: a more precise bottleneck class and an instance-specific decision.
-  void add(Finding finding);
+  // The full form: a more precise bottleneck class and an instance-specific decision;
+  // `finding.id` is set from `id`.
+  void add(FindingId id, Finding finding);
   void note(std::string text);
 
   const std::vector<Finding>& findings() const { return findings_; }

@@ -712,14 +712,13 @@ void check_xids(const Context& c, Emitter& e) {
     if (gr.last && !gr.last->message.empty()) evidence += ": \"" + quote(gr.last->message) + "\"";
 
     Finding finding;
-    finding.id = "xid-error";
     finding.severity = sev;
     finding.subjects = {gr.subject};
     finding.evidence = std::move(evidence);
     if (info)
       finding.decision_note = fmt::format("Xid {} ({}): {} NVIDIA's action: {}.", gr.code,
                                           info->mnemonic, info->meaning, info->action);
-    e.add(std::move(finding));
+    e.add("xid-error", std::move(finding));
   }
 }
 

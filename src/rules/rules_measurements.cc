@@ -374,12 +374,13 @@ std::vector<ScaleGroup> scale_groups(const Facts& f) {
 // Topology and hardware findings that must be fixed before any framework tuning (step 3 and the
 // hardware side of step 4): "no bucket size makes up for missing lanes".
 bool blocks_tuning(const Finding& f) {
-  static constexpr std::string_view kIds[] = {
+  static constexpr FindingId kIds[] = {
       "pcie-link-degraded", "p2p-unavailable", "nvlink-down",        "gpu-pair-crosses-numa",
       "acs-blocks-p2p",     "fabric-degraded", "nccl-degraded-path", "h2d-bandwidth-low",
       "p2p-bandwidth-low",  "nccl-error"};
   if (f.severity < Severity::kWarning) return false;
-  return std::find(std::begin(kIds), std::end(kIds), f.id) != std::end(kIds);
+  return std::any_of(std::begin(kIds), std::end(kIds),
+                     [&](FindingId id) { return f.id == id.str(); });
 }
 
 struct ScalingLoss {
@@ -422,7 +423,6 @@ void check_scaling(const Context& c, Emitter& e, const std::vector<ScaleGroup>& 
         fmt::format("{}: {} GPUs give {}× one GPU (efficiency {})", g.name(), worst.gpus,
                     fixed(*worst.run->throughput / base, 2), fixed(worst.efficiency, 2));
     Finding fd;
-    fd.id = "scaling-inefficient";
     fd.severity = Severity::kWarning;
     fd.subjects = {g.name()};
     const auto& share = worst.run->comm_share;
@@ -464,7 +464,7 @@ void check_scaling(const Context& c, Emitter& e, const std::vector<ScaleGroup>& 
       }
       comms_bound.push_back({g.name(), worst.efficiency, share});
     }
-    e.add(std::move(fd));
+    e.add("scaling-inefficient", std::move(fd));
   }
 }
 
@@ -507,12 +507,11 @@ void check_tail_latency(const Context& c, Emitter& e, const std::vector<ScaleGro
                         fixed(*r.p99_ms / *r.p50_ms, 1), worst.gpus,
                         fixed(*one.p99_ms / *one.p50_ms, 1), fixed(*worst.spread_ratio, 2));
     Finding fd;
-    fd.id = "tail-latency-amplified";
     fd.severity = Severity::kWarning;
     fd.subjects = {g.name()};
     fd.evidence = std::move(ev);
     fd.bottleneck = Bottleneck::kComms;
-    e.add(std::move(fd));
+    e.add("tail-latency-amplified", std::move(fd));
   }
 }
 
@@ -520,7 +519,6 @@ void check_tune_framework(Emitter& e, const std::vector<ScalingLoss>& comms_boun
   if (comms_bound.empty()) return;
   if (std::any_of(e.findings().begin(), e.findings().end(), blocks_tuning)) return;
   Finding fd;
-  fd.id = "tune-framework";
   fd.severity = Severity::kInfo;
   fd.bottleneck = Bottleneck::kComms;
   std::string list;
@@ -537,7 +535,7 @@ void check_tune_framework(Emitter& e, const std::vector<ScalingLoss>& comms_boun
       "Step 5, only now: raise the per-GPU batch (or use gradient accumulation) so compute "
       "outweighs the all-reduce, tune DDP bucket sizes, overlap communication with compute, use "
       "mixed precision to halve the bytes exchanged; then re-run the scaling test.";
-  e.add(std::move(fd));
+  e.add("tune-framework", std::move(fd));
 }
 
 }  // namespace

@@ -43,8 +43,6 @@ std::string bus_suffix(const GpuFacts& g) {
   return g.pci_bus_id ? " (" + *g.pci_bus_id + ")" : std::string();
 }
 
-// ---------------------------------------------------------------- NUMA placement
-
 // ---------------------------------------------------------------- scaling evidence
 
 struct Scaling {

@@ -1,0 +1,406 @@
+// rules/catalog_table.h — the findings catalog and the symptom patterns: data, append-only.
+//
+// Ids never change; docs/findings.md is generated from these tables (`gpuvet findings
+// --markdown`). Meaning and decision follow the seed article's tasks and patterns, in our
+// words. The tables are constexpr so that every id a rule names is checked when gpuvet is
+// compiled: a FindingId can only be made from a string that is a row's id, and the symptom
+// rules are checked by static_assert. Immutable data: safe from any thread.
+#pragma once
+
+#include <iterator>
+#include <string_view>
+
+#include "gpuvet/diagnose.h"
+
+namespace gpuvet::rules {
+
+namespace catalog_detail {
+using enum Severity;
+using enum TriageStep;
+using B = Bottleneck;
+
+inline constexpr CatalogEntry kCatalog[] = {
+    {"gpu-missing", "Fewer GPUs than expected, or the driver sees none", "inventory", kCritical,
+     kConfirm, B::kHardware,
+     "fewer GPUs than --expect-gpus (or the baseline), or NVML/the driver fails to answer",
+     "A missing GPU makes everything else noise: the job runs on fewer devices than planned or "
+     "not at all. Causes are power, seating, BIOS settings or the driver.",
+     "Stop and fix hardware, firmware or driver (reseat, check power cables, BIOS PCIe settings, "
+     "driver load errors in the kernel log) before looking at software scaling.",
+     "task 1"},
+    {"pcie-link-degraded", "PCIe link narrower or slower than the device supports", "pcie",
+     kWarning, kTopology, B::kHardware,
+     "link width below the maximum, or generation below the maximum while the GPU is busy (idle "
+     "GPUs downshift the generation on purpose)",
+     "The GPU negotiated fewer lanes or a lower generation than it supports: host↔device "
+     "bandwidth is cut (x8 is half of x16) and peer traffic over PCIe suffers too.",
+     "Reseat the GPU, check the slot wiring and risers, the BIOS lane/bifurcation settings, and "
+     "whether another device took lanes. Re-measure host↔device bandwidth afterwards.",
+     "task 2"},
+    {"pcie-replay-errors", "PCIe replays on the GPU link", "pcie", kWarning, kTopology,
+     B::kHardware,
+     "PCIe replay counter at or above pcie_replay_warn_count (warning); a few since driver load "
+     "are info",
+     "Packets on the link had to be resent: a marginal link (riser, cable, slot, signal "
+     "integrity). It costs bandwidth now and often precedes a GPU falling off the bus.",
+     "Watch whether the counter rises under load; reseat or swap the riser/cable, check the slot, "
+     "and plan maintenance if it keeps climbing.",
+     "task 2, story 3"},
+    {"gpu-pair-crosses-numa", "GPU pair connected through the CPU interconnect (SYS)", "topology",
+     kInfo, kTopology, B::kComms,
+     "two GPUs whose path is SYS: traffic between them crosses the socket interconnect",
+     "The two GPUs sit on different CPU sockets. Every gradient exchange between them crosses "
+     "the CPU interconnect, so tightly synchronised jobs scale worse than on a same-socket pair.",
+     "Keep communicating ranks on GPUs of the same socket where possible, give independent jobs "
+     "to GPUs on different sockets, or use a server with a better GPU interconnect.",
+     "task 3"},
+    {"p2p-unavailable", "Peer-to-peer access not available between GPUs", "topology", kWarning,
+     kTopology, B::kComms,
+     "P2P read/write status between a pair is not OK (NS, CNS, TNS, DR, U); GNS (a model without "
+     "P2P) and CNS across sockets (SYS) are info",
+     "Without P2P, GPU↔GPU traffic bounces through host memory: more latency, less bandwidth, "
+     "and more CPU memory traffic for every collective.",
+     "Check the IOMMU and ACS settings, the virtualisation mode, the BIOS toggles and the "
+     "driver/kernel combination; confirm with a peer bandwidth test.",
+     "task 4"},
+    {"nvlink-down", "NVLink down, missing or disabled", "nvlink", kWarning, kTopology, B::kComms,
+     "NVLink expected (model, pairs, baseline) but links are down, fewer than expected, or "
+     "disabled in the driver",
+     "GPUs that should talk over NVLink fall back to PCIe (or to the host), an order of "
+     "magnitude slower for collectives.",
+     "Check nvidia-smi nvlink -s, the fabric manager on NVSwitch systems, the driver parameter "
+     "NvLinkDisable, and the bridges/baseboard; re-run the peer bandwidth test.",
+     "task 4"},
+    {"thermal-throttle", "GPU slowed down by temperature", "thermal", kWarning, kSystem,
+     B::kThermal,
+     "HW/SW thermal slowdown active or accumulated, or the temperature at its slowdown margin",
+     "A hot GPU lowers its clocks. In a synchronised job the slowest GPU sets the pace of all of "
+     "them, so one hot card slows the whole step.",
+     "Improve airflow and fan curves, check for a blocked or failed fan, spread hot cards apart, "
+     "or lower the power limit carefully.",
+     "task 5", kByScale},
+    {"power-throttle", "GPU held back by its power limit", "power", kWarning, kSystem, B::kThermal,
+     "hardware power brake/slowdown, a power limit below the default, or a busy GPU capping at "
+     "a limit whose default is unknown (warning); capping at the rated default limit under load "
+     "is info",
+     "The GPU runs at its power ceiling and trades clock speed for watts; a lowered limit or a "
+     "power brake (PSU, board) caps throughput.",
+     "Check the configured limit against the default, the PSU and the power brake signal; "
+     "standardise power caps across nodes so one node is not the slow one.",
+     "task 5", kByScale},
+    {"clocks-below-target", "Busy GPU running well below its maximum clock", "clocks", kWarning,
+     kSystem, B::kThermal,
+     "a busy GPU whose SM clock is well below its maximum with no benign reason (idle is benign)",
+     "The GPU is working but not at full speed; in multi-GPU work it drags the others to its "
+     "pace.",
+     "Read the clock-event reasons (thermal, power, applications clocks, sync boost), fix the "
+     "cause, and compare clocks across the GPUs of the node.",
+     "task 5"},
+    {"ecc-errors", "GPU memory errors (ECC, retired or remapped rows)", "memory-errors", kWarning,
+     kSystem, B::kHardware,
+     "correctable (warning) or uncorrectable (critical) ECC counts, a remapping failure or a "
+     "pending retirement",
+     "The GPU's memory reports errors. Correctable ones may not crash you today but correlate "
+     "with marginal hardware; uncorrectable ones kill jobs and need attention.",
+     "If counts rise, plan maintenance and keep the GPU away from latency-sensitive or long "
+     "training jobs; pending remaps need a GPU reset; uncorrectable errors or a failed remap "
+     "mean RMA.",
+     "task 6"},
+    {"xid-error", "NVIDIA driver Xid event in the kernel log", "driver", kWarning, kSystem,
+     B::kHardware, "an NVRM Xid in the kernel log; severity by code and by how recent it is",
+     "The driver recorded a GPU fault. Some codes point at the hardware or its link (79: fallen "
+     "off the bus, 48/94/95: memory), others usually at the application (13, 31, 43).",
+     "Match the code with the table: hardware codes mean stop chasing performance and stabilise "
+     "the node (reseat, cables, PSU, firmware, RMA); application codes mean look at the job that "
+     "ran at that time.",
+     "task 7"},
+    {"cpu-saturated", "CPU cores pegged", "host-cpu", kWarning, kClassify, B::kCpu,
+     "some cores near 100 % (data loaders, launch threads)",
+     "Some CPUs are exhausted (data-loader workers or framework threads). GPU starvation often "
+     "starts here: the GPUs wait for input or kernel launches.",
+     "Make the loaders cheaper, use pinned memory wisely, adjust the worker count, and pin each "
+     "process to the NUMA node of its GPU.",
+     "task 8"},
+    {"io-bound", "Storage is the limiter (iowait, disk busy)", "host-io", kWarning, kClassify,
+     B::kIo, "high iowait and/or a disk near 100 % utilisation",
+     "The CPUs wait on storage and the disk is saturated: more GPUs only make the queue deeper.",
+     "Move the dataset to local storage, prefetch, shard and cache, or increase storage "
+     "bandwidth before adding GPUs; stagger checkpoints.",
+     "task 9"},
+    {"network-saturated", "Network interface near its line rate", "network", kWarning, kClassify,
+     B::kIo, "a NIC near its line rate",
+     "A NIC running near its line rate is a hard ceiling when the dataset or the checkpoints "
+     "are remote.",
+     "Cache locally, compress and shard better, or upgrade the network/storage path before "
+     "expecting multi-GPU gains.",
+     "task 10"},
+    {"gpu-shared-by-processes", "Several processes on one GPU while another is idle", "mapping",
+     kWarning, kClassify, B::kMapping,
+     "two or more compute processes on one GPU while another GPU is idle",
+     "The job uses one GPU twice and leaves another unused: CUDA_VISIBLE_DEVICES, the launcher "
+     "or the scheduler assignment is wrong.",
+     "Fix the launch command, the environment or the scheduler assignment so each rank selects "
+     "its own device. Do not touch NCCL before the second GPU is really used.",
+     "task 11, symptom 2"},
+    {"nccl-degraded-path", "NCCL sees a narrowed link or falls back to a slower transport", "nccl",
+     kWarning, kTopology, B::kComms,
+     "NCCL reports a narrowed link (e.g. x8) or falls back from P2P/NVLink to SHM, host or "
+     "sockets",
+     "NCCL's own topology detection shows the plumbing is degraded: collectives will run on the "
+     "slower path whatever the tuning.",
+     "Fix the PCIe/P2P problem first, then re-run the scaling test; no bucket size compensates "
+     "for missing lanes.",
+     "task 12"},
+    {"memory-imbalance", "One GPU near full memory while a peer is nearly empty", "mapping",
+     kWarning, kClassify, B::kMapping,
+     "one GPU near full memory while a peer is nearly empty (info on nodes of more than 2 GPUs "
+     "without NCCL evidence of one job)",
+     "The load is not spread: wrong device placement, an unsharded model, or a rank mismatch "
+     "puts everything on one GPU, which heads for OOM while the other idles.",
+     "Fix the device assignment, check that each rank uses its intended GPU, and consider "
+     "sharding if model capacity is the goal.",
+     "task 13"},
+    {"numa-misbinding", "GPU process bound to the wrong NUMA node", "mapping", kWarning, kTopology,
+     B::kMapping, "a GPU process bound to CPUs or memory of another NUMA node than its GPU",
+     "The process feeding a GPU runs or allocates on the other socket: every host↔device copy "
+     "and every input batch pays remote memory access.",
+     "Pin each rank to the CPUs and memory of its GPU's NUMA node (numactl --cpunodebind/"
+     "--membind, or the launcher's binding options).",
+     "task 14"},
+    {"h2d-bandwidth-low", "Measured host↔device bandwidth well under the link's", "measurement",
+     kWarning, kTopology, B::kComms,
+     "measured host↔device bandwidth well under what the link generation and width allow",
+     "Copies between host and GPU are slower than the PCIe link should carry: a degraded link, "
+     "a remote NUMA node, pageable memory or a shared switch/root port.",
+     "Check the link width/generation and the NUMA placement of the test, then re-measure with "
+     "pinned memory on the GPU's node.",
+     "measurement", kByBench},
+    {"p2p-bandwidth-low", "Measured GPU↔GPU bandwidth well under the path's", "measurement",
+     kWarning, kTopology, B::kComms,
+     "measured GPU↔GPU bandwidth well under the path's expectation (e.g. routed via host)",
+     "Peer copies run slower than the path between the GPUs should allow: P2P is off, routed "
+     "through the host, or the link is degraded.",
+     "Check P2P status, ACS/IOMMU, NVLink state and the PCIe links of both GPUs; compare with a "
+     "healthy node of the same model.",
+     "measurement", kByBench},
+    {"scaling-inefficient", "Adding GPUs does not add throughput", "scaling", kWarning, kConfirm,
+     B::kComms,
+     "N-GPU throughput / (N × 1-GPU throughput) under the threshold, with the bottleneck class",
+     "The step on N GPUs is not N times faster: synchronisation (all-reduce), waiting at "
+     "barriers or a shared resource eats the gain. Utilisation counts time spent blocked in "
+     "communication as busy.",
+     "Prove where the time goes (compute vs communication share), validate P2P/NVLink/topology, "
+     "then raise the per-GPU batch (or accumulate gradients), tune buckets and overlap "
+     "communication with compute.",
+     "symptom 1", kByScale},
+    {"tail-latency-amplified", "Multi-GPU tail latency much worse than one GPU", "scaling",
+     kWarning, kConfirm, B::kComms, "multi-GPU p99 (or p99/p50) much worse than single-GPU",
+     "Cross-GPU communication sits on the critical path of every request; queueing, thermal "
+     "drift and OS scheduling turn into tail latency. Throughput may improve while p99 gets "
+     "worse.",
+     "Keep latency-sensitive endpoints on one GPU per request path; reserve multi-GPU for batch "
+     "and offline work, or redesign aggregation and request routing.",
+     "symptom 6, story 2", kByScale},
+    {"clocks-degrade-over-time", "Clocks or throughput fall over minutes of load", "thermal",
+     kWarning, kSystem, B::kThermal, "under sustained load, clocks or throughput fall over minutes",
+     "The node is fast at first and then heats up or hits a power limit; the step time drifts "
+     "and multi-GPU jobs go at the pace of the slowest GPU.",
+     "Watch time per step and clocks together; improve airflow, standardise power caps and "
+     "BIOS/fan settings; check again after ten minutes of load.",
+     "symptom 3", kByScale},
+    {"heterogeneous-gpus", "GPUs in the box differ", "inventory", kWarning, kTopology, B::kHardware,
+     "GPUs in one box differ (model, VBIOS, power limit, ECC mode, maximum clocks)",
+     "Synchronised work runs at the pace of the slowest GPU; mismatched firmware or power caps "
+     "also explain why identical-looking servers perform differently.",
+     "Standardise firmware, power limits and ECC mode across the node (and the fleet); keep "
+     "different models out of the same synchronised job.",
+     "symptom 7"},
+    {"gpu-unresponsive", "GPU does not answer (timed out, lost, fell off the bus)", "inventory",
+     kCritical, kConfirm, B::kHardware,
+     "a GPU probe timed out, the GPU is lost, or it fell off the bus",
+     "This is not a tuning problem but stability: power, PCIe integrity, overheating or failing "
+     "hardware. The other GPUs are still reported.",
+     "Stop chasing performance. Stabilise the node: reseat, swap cables, check PSU headroom, "
+     "update firmware, and consider an RMA; drain the node meanwhile.",
+     "task 7"},
+    {"utilization-misleading", "High utilisation but the GPU does little", "utilization", kWarning,
+     kConfirm, B::kComms,
+     "utilisation high while power, clocks or SM activity show the GPU does little",
+     "\"Utilisation\" only says a kernel was running; a GPU spinning in a collective or waiting "
+     "at a barrier reports 100 % while drawing little power.",
+     "Measure time per step or tokens per second, not utilisation; look for the rank or the "
+     "collective everyone waits on.",
+     "symptom 1"},
+    {"fabric-degraded", "NVSwitch/NVLink fabric not healthy", "nvlink", kWarning, kTopology,
+     B::kComms,
+     "fabric manager state not completed, fabric registration failed, or NVLink bandwidth well "
+     "under its expectation",
+     "On NVSwitch systems the GPUs cannot use the fabric until the fabric manager has "
+     "registered them; a partial fabric means slow or failing peer traffic.",
+     "Check the nvidia-fabricmanager service and its log, the NVSwitch health, and that the "
+     "driver and fabric manager versions match.",
+     "task 4"},
+    {"acs-blocks-p2p", "PCIe ACS or the IOMMU forces peer traffic through the root complex", "pcie",
+     kWarning, kTopology, B::kComms,
+     "ACS redirect enabled on bridges between GPUs, or an active IOMMU translating peer traffic",
+     "Access Control Services (or the IOMMU) redirect peer requests up to the root complex: P2P "
+     "is slow or refused, typically after a BIOS or board change.",
+     "Disable ACS redirect on the GPU switches for bare-metal training (BIOS, or setpci at "
+     "boot), or use iommu=pt; re-check P2P with a bandwidth test.",
+     "task 4, story 3"},
+    // ---- added by gpuvet beyond the minimum catalog
+    {"gpu-idle-while-peer-busy", "One GPU busy while another sits idle", "mapping", kWarning,
+     kClassify, B::kMapping,
+     "a busy GPU next to an idle GPU that runs no process (warning on a 2-GPU box or when NCCL "
+     "shows one job; info on bigger, possibly shared nodes)",
+     "Only some GPUs work: a rank crashed or never started, or CUDA_VISIBLE_DEVICES/the "
+     "launcher gave every rank the same device.",
+     "Validate the rank → device mapping (nvidia-smi pmon), enforce it in the launcher, and make "
+     "the job fail fast when a rank exits.",
+     "symptom 2"},
+    {"nccl-error", "NCCL timeout, error or wrong results", "nccl", kCritical, kConfirm, B::kComms,
+     "NCCL logs a timeout, an error or an abort, or a collective returned wrong data",
+     "A rank raised an exception or OOM and left, and the others wait in the collective until "
+     "the watchdog fires; network jitter or P2P failures can contribute.",
+     "Enable robust error handling and timeouts, make all ranks abort together, collect per-rank "
+     "logs, and simplify the topology while debugging.",
+     "symptom 4", kByBench},
+    {"memory-near-full", "Every GPU's memory is nearly full", "memory", kInfo, kClassify,
+     B::kMemory, "two or more GPUs, all with memory nearly full",
+     "Data parallelism does not pool memory: every GPU holds the whole model. Adding a GPU does "
+     "not make a bigger model fit (unless the framework preallocates on purpose, like an "
+     "inference server).",
+     "If the job OOMs: shard the model (tensor/pipeline/expert parallel), checkpoint "
+     "activations, quantise, or use one bigger GPU.",
+     "symptom 5"},
+    {"tune-framework", "Plumbing is sound: tune the framework", "framework", kInfo, kFramework,
+     B::kNone,
+     "scaling is inefficient because of communication and no topology or hardware finding "
+     "is open",
+     "With the physical plumbing validated, the remaining cost is how the job communicates.",
+     "Raise the per-GPU batch or accumulate gradients, fuse small tensors and tune DDP bucket "
+     "sizes, overlap communication with compute, use mixed precision; only then NCCL settings.",
+     "triage step 5", kByScale},
+    {"driver-slow", "The driver takes seconds to answer", "driver", kWarning, kConfirm,
+     B::kHardware, "an NVML call (init or per-GPU query) slower than the threshold",
+     "NVML answers slowly when the driver is struggling: persistence mode off on a cold GPU, a "
+     "GPU that is hanging, or a firmware (GSP) problem. Monitoring and job start-up stall too.",
+     "Enable the persistence daemon, look for Xid events and GPU resets in the kernel log, and "
+     "compare with a healthy node.",
+     "task 1"},
+};
+
+inline constexpr SymptomPattern kSymptoms[] = {
+    {"util-high-wallclock-worse", "GPU utilisation is high but wall-clock is worse",
+     "Synchronisation overhead (all-reduce) dominates; utilisation includes time blocked in "
+     "communication or waiting at barriers.",
+     "Increase the per-GPU batch (or accumulate gradients), tune bucket sizes, overlap "
+     "communication and compute, and validate P2P/NVLink/topology.",
+     "symptom 1"},
+    {"one-busy-one-idle", "One GPU is busy, the other is mostly idle",
+     "Wrong device assignment (CUDA_VISIBLE_DEVICES, launcher, scheduler) or a failed rank "
+     "leaving a process alone.",
+     "Validate the mapping with nvidia-smi pmon; enforce rank → device mapping; fail fast when a "
+     "rank exits.",
+     "symptom 2"},
+    {"degrades-over-time", "Scaling is decent at first, then degrades over time",
+     "Thermal throttling or power-limit behaviour; sometimes memory fragmentation and the "
+     "allocator.",
+     "Watch step time and clocks; improve airflow; standardise power caps and BIOS/fan settings.",
+     "symptom 3"},
+    {"hangs-nccl-timeout", "Training hangs or NCCL times out",
+     "One rank hit an exception or OOM and exited; the others wait in collectives forever. "
+     "Network jitter or P2P failures sometimes contribute.",
+     "Robust error handling and timeouts; make all ranks abort together; per-rank logs; "
+     "simplify the topology.",
+     "symptom 4"},
+    {"oom-despite-more-gpus", "You added a GPU to fit a bigger model, and it still OOMs",
+     "Data parallelism does not pool VRAM; the whole model must still fit on each GPU.",
+     "Shard the model (tensor/pipeline/expert parallel), checkpoint activations, quantise, or "
+     "buy one bigger GPU.",
+     "symptom 5"},
+    {"throughput-up-p99-worse", "Inference throughput improves but p95/p99 latency gets worse",
+     "Cross-GPU communication on the critical path; aggregation and queueing amplify jitter; "
+     "synchronisation points create tails.",
+     "Keep latency-sensitive endpoints on one GPU; reserve multi-GPU for batch/offline; or "
+     "redesign aggregation and routing.",
+     "symptom 6"},
+    {"servers-differ", "Same model, same code, different performance across servers",
+     "PCIe topology differences, BIOS defaults, lane negotiation (x8 vs x16), or P2P disabled "
+     "on some nodes.",
+     "Establish a baseline and enforce topology checks in provisioning; quarantine "
+     "non-conforming nodes; standardise firmware.",
+     "symptom 7"},
+    {"io-slows-during-training", "Filesystem and network slow down when training runs",
+     "Data-loader fan-out and checkpoint bursts; metadata pressure from small files; contention "
+     "on shared storage.",
+     "Shard and cache datasets; fewer small files; stagger checkpoints; limit workers; move "
+     "heavy I/O off shared paths.",
+     "symptom 8"},
+};
+
+}  // namespace catalog_detail
+
+using catalog_detail::kCatalog;
+using catalog_detail::kSymptoms;
+
+consteval bool in_catalog(std::string_view id) {
+  for (const auto& e : kCatalog)
+    if (id == e.id) return true;
+  return false;
+}
+
+// Not constexpr, on purpose: reached only for an id that is not in kCatalog, it stops the
+// compilation with this name in the message.
+void finding_id_is_not_in_the_catalog();
+
+// A finding id as rules write it: `e.add("nccl-error", …)`. Made only at compile time, from
+// a catalog id; a typo fails the build instead of becoming "(uncatalogued id)" at run time.
+class FindingId {
+ public:
+  consteval FindingId(const char* id) : id_(id) {  // NOLINT: implicit from a literal by design
+    if (!in_catalog(id_)) finding_id_is_not_in_the_catalog();
+  }
+  constexpr std::string_view str() const { return id_; }
+  constexpr operator std::string_view() const { return id_; }  // NOLINT
+
+ private:
+  std::string_view id_;
+};
+
+// Which findings make a symptom pattern (at warning or worse; at info for info-only ids).
+struct SymptomRule {
+  const char* symptom;
+  const char* any_of[5];  // finding ids; unused slots null (GCC 12 cannot value-initialise
+                          // string_views in a constexpr table)
+};
+
+inline constexpr SymptomRule kSymptomRules[] = {
+    {"util-high-wallclock-worse", {"scaling-inefficient", "utilization-misleading"}},
+    {"one-busy-one-idle",
+     {"gpu-idle-while-peer-busy", "gpu-shared-by-processes", "memory-imbalance"}},
+    {"degrades-over-time", {"clocks-degrade-over-time", "thermal-throttle", "power-throttle"}},
+    {"hangs-nccl-timeout", {"nccl-error"}},
+    {"oom-despite-more-gpus", {"memory-near-full"}},
+    {"throughput-up-p99-worse", {"tail-latency-amplified"}},
+    {"servers-differ",
+     {"pcie-link-degraded", "p2p-unavailable", "acs-blocks-p2p", "heterogeneous-gpus",
+      "nvlink-down"}},
+    {"io-slows-during-training", {"io-bound", "network-saturated"}},
+};
+
+consteval bool symptom_rules_name_known_ids() {
+  for (const auto& r : kSymptomRules) {
+    bool known_symptom = false;
+    for (const auto& s : kSymptoms)
+      known_symptom = known_symptom || std::string_view(r.symptom) == s.id;
+    if (!known_symptom) return false;
+    for (const char* id : r.any_of)
+      if (id && !in_catalog(id)) return false;
+  }
+  return std::size(kSymptomRules) == std::size(kSymptoms);
+}
+static_assert(symptom_rules_name_known_ids(),
+              "every symptom rule names a symptom pattern and catalogued finding ids");
+
+}  // namespace gpuvet::rules
