@@ -91,6 +91,9 @@ const std::map<std::pair<std::string, std::string>, const char*> kRealProblems =
 TEST(CorpusDiagnose, NoWarningOnHealthyCapturesExceptRealProblems) {
   const fs::path root = GPUVET_SHARED_FIXTURES;
   if (!fs::is_directory(root)) GTEST_SKIP() << root << " not present";
+  // Every file this test names must still be there: a lost fixture fails, it does not skip.
+  for (const auto& [key, why] : kRealProblems)
+    EXPECT_TRUE(fs::exists(root / key.first)) << "named corpus file missing: " << key.first;
   std::set<std::pair<std::string, std::string>> seen;
   int files = 0;
   for (const auto& entry : fs::recursive_directory_iterator(root)) {

@@ -33,6 +33,10 @@ const std::map<std::string, std::string> kUnsupported = {
 TEST(CorpusTest, EveryRealOutputIsRecognisedOrListed) {
   const fs::path root = GPUVET_SHARED_FIXTURES;
   if (!fs::is_directory(root)) GTEST_SKIP() << root << " not present";
+  // Every file this test names must still be there: a lost fixture fails, it does not skip.
+  for (const auto& [rel, why] : kUnsupported)
+    EXPECT_TRUE(fs::exists(root / rel))
+        << "named corpus file missing: " << rel << " (" << why << ")";
   int files = 0, recognised = 0;
   std::map<std::string, int> by_format;
   for (const auto& entry : fs::recursive_directory_iterator(root)) {

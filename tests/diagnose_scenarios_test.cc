@@ -241,7 +241,6 @@ Facts collect_fixture(const std::string& sysroot, const std::string& scenario) {
   CollectOptions o;
   o.root = root;
   o.nvml_library = GPUVET_FAKE_NVML;
-  o.nvml_library_given_by_user = true;
   o.pressure_window = std::chrono::milliseconds(0);
   o.kernel_log = false;
   return collect_facts(o, Env{*fs, *runner, *clock}).facts;
@@ -344,7 +343,6 @@ TEST(ScenarioDiagnose, BundleGivesTheLiveFindings) {
     CollectOptions o;
     o.root = root;
     o.nvml_library = GPUVET_FAKE_NVML;
-    o.nvml_library_given_by_user = true;
     o.pressure_window = std::chrono::milliseconds(0);
     o.kernel_log = false;
     bundle::CaptureOptions c;

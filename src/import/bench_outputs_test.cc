@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fixture_util.h"
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -20,30 +22,11 @@
 namespace gpuvet::import {
 namespace {
 
-std::optional<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using namespace gpuvet::testing;
 
 std::string local(const std::string& name) {
   return std::string(GPUVET_TEST_DATA) + "/fixtures/capture/tools/" + name;
 }
-std::string shared(const std::string& rel) {
-  return std::string(GPUVET_SHARED_FIXTURES) + "/" + rel;
-}
-
-#define READ_SHARED_OR_SKIP(var, rel)                                       \
-  auto var##_opt = read_text(shared(rel));                                  \
-  if (!var##_opt) GTEST_SKIP() << "shared fixture absent: " << shared(rel); \
-  const std::string& var = *var##_opt
-
-#define READ_LOCAL(var, name)              \
-  auto var##_opt = read_text(local(name)); \
-  ASSERT_TRUE(var##_opt) << local(name);   \
-  const std::string& var = *var##_opt
 
 // Every format of this family, as the registry will list them.
 struct Format {
@@ -436,7 +419,7 @@ const std::set<std::string> kRejected = {};
 
 TEST(BenchCorpus, EverySharedFileOfOurFoldersParses) {
   const std::string root = GPUVET_SHARED_FIXTURES;
-  if (!std::filesystem::exists(root)) GTEST_SKIP() << "no shared fixtures at " << root;
+  GPUVET_REQUIRE_SHARED(root);
   std::size_t files = 0;
   for (const char* dir : {"host", "nccl-log", "nccl-tests", "nvbandwidth", "cuda-samples"}) {
     for (const auto& e : std::filesystem::directory_iterator(root + "/" + dir)) {
@@ -462,7 +445,7 @@ TEST(BenchCorpus, EverySharedFileOfOurFoldersParses) {
 
 TEST(BenchCorpus, OtherFormatsAreNotOurs) {
   const std::string root = GPUVET_SHARED_FIXTURES;
-  if (!std::filesystem::exists(root)) GTEST_SKIP() << "no shared fixtures at " << root;
+  GPUVET_REQUIRE_SHARED(root);
   const std::set<std::string> ours = {"host", "nccl-log", "nccl-tests", "nvbandwidth",
                                       "cuda-samples"};
   std::size_t files = 0;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fixture_util.h"
+
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -10,30 +12,11 @@
 namespace gpuvet::import {
 namespace {
 
-std::optional<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using namespace gpuvet::testing;
 
 std::string local(const std::string& name) {
   return std::string(GPUVET_TEST_DATA) + "/fixtures/capture/tools/" + name;
 }
-std::string shared(const std::string& rel) {
-  return std::string(GPUVET_SHARED_FIXTURES) + "/" + rel;
-}
-
-#define READ_SHARED_OR_SKIP(var, rel)                                       \
-  auto var##_opt = read_text(shared(rel));                                  \
-  if (!var##_opt) GTEST_SKIP() << "shared fixture absent: " << shared(rel); \
-  const std::string& var = *var##_opt
-
-#define READ_LOCAL(var, name)              \
-  auto var##_opt = read_text(local(name)); \
-  ASSERT_TRUE(var##_opt) << local(name);   \
-  const std::string& var = *var##_opt
 
 // ------------------------------------------------------------------ numactl
 

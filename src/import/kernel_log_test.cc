@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fixture_util.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -16,6 +18,8 @@
 namespace gpuvet::import {
 namespace {
 
+using namespace gpuvet::testing;
+
 constexpr std::int64_t kBoot = 1764583200;  // 2025-12-01T10:00:00Z
 
 KernelLog parse(std::string_view text, std::optional<std::int64_t> boot = std::nullopt) {
@@ -29,14 +33,6 @@ KernelLog parse_with(std::string_view text, const KernelLogParseOptions& options
   KernelLog log;
   parse_kernel_log(text, log, options, stats);
   return log;
-}
-
-std::optional<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 bool valid_utf8_no_controls(const std::string& s) {
@@ -517,13 +513,12 @@ std::optional<RealFile> load(const std::string& path) {
 std::string local(const std::string& name) {
   return std::string(GPUVET_TEST_DATA) + "/fixtures/kernel-log/" + name;
 }
-std::string shared(const std::string& name) {
-  return std::string(GPUVET_SHARED_FIXTURES) + "/xid/" + name;
-}
+std::string shared_xid(const std::string& name) { return shared("xid/" + name); }
 
-#define LOAD_SHARED_OR_SKIP(var, name)                                       \
-  auto var##_opt = load(shared(name));                                       \
-  if (!var##_opt) GTEST_SKIP() << "shared fixture absent: " << shared(name); \
+#define LOAD_SHARED_OR_SKIP(var, name)                          \
+  GPUVET_REQUIRE_SHARED(shared_xid(name));                      \
+  auto var##_opt = load(shared_xid(name));                      \
+  ASSERT_TRUE(var##_opt) << "unreadable: " << shared_xid(name); \
   const RealFile& var = *var##_opt
 
 void check_gpud_xid119(const RealFile& f) {
@@ -717,7 +712,7 @@ TEST(KernelLogRealShared, VllmXid119PciDomain0001) {
 TEST(KernelLogRealShared, EveryXidLineOfEveryFileParses) {
   const std::filesystem::path dir = std::string(GPUVET_SHARED_FIXTURES) + "/xid";
   std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) GTEST_SKIP() << "absent: " << dir;
+  GPUVET_REQUIRE_SHARED(dir);
   int files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (!entry.is_regular_file() || entry.path().extension() != ".log") continue;

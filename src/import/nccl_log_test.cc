@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fixture_util.h"
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -14,25 +16,11 @@
 namespace gpuvet::import {
 namespace {
 
-std::optional<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using namespace gpuvet::testing;
 
 std::string local(const std::string& name) {
   return std::string(GPUVET_TEST_DATA) + "/fixtures/capture/tools/" + name;
 }
-std::string shared(const std::string& rel) {
-  return std::string(GPUVET_SHARED_FIXTURES) + "/" + rel;
-}
-
-#define READ_SHARED_OR_SKIP(var, rel)                                       \
-  auto var##_opt = read_text(shared(rel));                                  \
-  if (!var##_opt) GTEST_SKIP() << "shared fixture absent: " << shared(rel); \
-  const std::string& var = *var##_opt
 
 Facts import_log(std::string_view text) {
   Facts f;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fixture_util.h"
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -16,30 +18,19 @@
 namespace gpuvet::import {
 namespace {
 
+using namespace gpuvet::testing;
+
 namespace fs = std::filesystem;
 
 const std::string kData = std::string(GPUVET_TEST_DATA) + "/fixtures/capture/nvsmi/";
 const std::string kShared = GPUVET_SHARED_FIXTURES;
 constexpr std::uint64_t kMiB = 1024ull * 1024;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 Facts import_ok(const std::string& text) {
   Facts f;
   Status st = import_nvsmi_query_csv(text, f);
   EXPECT_TRUE(st.is_ok()) << st.to_string();
   return f;
-}
-
-bool has_note(const Facts& f, std::string_view needle) {
-  return std::any_of(f.notes.begin(), f.notes.end(),
-                     [&](const std::string& n) { return n.find(needle) != std::string::npos; });
 }
 
 using Records = std::vector<std::vector<std::string>>;
@@ -133,7 +124,7 @@ TEST(NvsmiCsv, L40sPowerCapCounter) {
 
 TEST(NvsmiCsv, SharedSamplesWithoutPermissiveLicense) {
   fs::path dir = kShared + "/query-csv";
-  if (!fs::exists(dir)) GTEST_SKIP() << "no shared fixtures";
+  GPUVET_REQUIRE_SHARED(dir);
   {
     Facts f = import_ok(read_file((dir / "hpe-dl380-2x-a100-pcie-query-gpu.csv").string()));
     ASSERT_EQ(f.gpus.size(), 2u);
@@ -165,7 +156,7 @@ TEST(NvsmiCsv, SharedSamplesWithoutPermissiveLicense) {
 
 TEST(NvsmiCsv, EverySharedCsvParses) {
   fs::path dir = kShared + "/query-csv";
-  if (!fs::exists(dir)) GTEST_SKIP() << "no shared fixtures";
+  GPUVET_REQUIRE_SHARED(dir);
   int n = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
     std::string text = read_file(e.path().string());

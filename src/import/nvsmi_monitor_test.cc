@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fixture_util.h"
+
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -12,6 +14,8 @@
 
 namespace gpuvet::import {
 namespace {
+
+using namespace gpuvet::testing;
 
 std::string read_local(const std::string& name) {
   std::ifstream in(std::string(GPUVET_TEST_DATA) + "/fixtures/capture/topo/" + name,
@@ -26,12 +30,6 @@ const ProcessFacts* process(const Facts& f, int gpu, int pid) {
   for (const auto& p : f.processes)
     if (p.gpu == gpu && p.host_pid == pid) return &p;
   return nullptr;
-}
-
-bool has_note(const Facts& f, std::string_view needle) {
-  for (const auto& n : f.notes)
-    if (n.find(needle) != std::string::npos) return true;
-  return false;
 }
 
 // ------------------------------------------------------------------ pmon

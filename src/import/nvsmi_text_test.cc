@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fixture_util.h"
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -16,30 +18,19 @@
 namespace gpuvet::import {
 namespace {
 
+using namespace gpuvet::testing;
+
 namespace fs = std::filesystem;
 
 const std::string kData = std::string(GPUVET_TEST_DATA) + "/fixtures/capture/nvsmi/";
 const std::string kShared = GPUVET_SHARED_FIXTURES;
 constexpr std::uint64_t kMiB = 1024ull * 1024;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 Facts import_ok(const std::string& text) {
   Facts f;
   Status st = import_nvsmi_q(text, f);
   EXPECT_TRUE(st.is_ok()) << st.to_string();
   return f;
-}
-
-bool has_note(const Facts& f, std::string_view needle) {
-  return std::any_of(f.notes.begin(), f.notes.end(),
-                     [&](const std::string& n) { return n.find(needle) != std::string::npos; });
 }
 
 std::string with_crlf(const std::string& s) {
@@ -239,7 +230,7 @@ TEST(NvsmiText, SwPowerCapOnLoadedGpus) {
 
 TEST(NvsmiText, SharedExcerptsWithoutLicense) {
   fs::path dir = kShared + "/nvsmi-text";
-  if (!fs::exists(dir)) GTEST_SKIP() << "no shared fixtures";
+  GPUVET_REQUIRE_SHARED(dir);
   {
     Facts f = import_ok(read_file(
         (dir / "mleng-8x-a100-sxm4-80gb-q-ecc-remapped-rows-pending-excerpt.txt").string()));
@@ -433,7 +424,7 @@ TEST(NvsmiList, GpusAndMigDevices) {
 
 TEST(NvsmiList, SharedSample) {
   std::string path = kShared + "/nvsmi-text/hpe-dl380-2x-a100-pcie-list-gpus.txt";
-  if (!fs::exists(path)) GTEST_SKIP() << "no shared fixtures";
+  GPUVET_REQUIRE_SHARED(path);
   std::string text = read_file(path);
   EXPECT_GT(sniff_nvsmi_list(text), 0);
   EXPECT_EQ(sniff_nvsmi_q(text), 0);
@@ -449,7 +440,7 @@ TEST(NvsmiList, SharedSample) {
 
 TEST(NvsmiText, EverySharedTextFileParses) {
   fs::path dir = kShared + "/nvsmi-text";
-  if (!fs::exists(dir)) GTEST_SKIP() << "no shared fixtures";
+  GPUVET_REQUIRE_SHARED(dir);
   int q = 0, l = 0, other = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
     std::string text = read_file(e.path().string());

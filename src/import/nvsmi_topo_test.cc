@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fixture_util.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -19,30 +21,11 @@
 namespace gpuvet::import {
 namespace {
 
-std::optional<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using namespace gpuvet::testing;
 
 std::string local(const std::string& name) {
   return std::string(GPUVET_TEST_DATA) + "/fixtures/capture/topo/" + name;
 }
-std::string shared(const std::string& rel) {
-  return std::string(GPUVET_SHARED_FIXTURES) + "/" + rel;
-}
-
-#define READ_LOCAL(var, name)                                      \
-  auto var##_opt = read_text(local(name));                         \
-  ASSERT_TRUE(var##_opt.has_value()) << "missing " << local(name); \
-  const std::string& var = *var##_opt
-
-#define READ_SHARED_OR_SKIP(var, rel)                                       \
-  auto var##_opt = read_text(shared(rel));                                  \
-  if (!var##_opt) GTEST_SKIP() << "shared fixture absent: " << shared(rel); \
-  const std::string& var = *var##_opt
 
 Facts import_ok(Status (*fn)(std::string_view, Facts&), std::string_view text) {
   Facts f;
@@ -67,12 +50,6 @@ std::optional<PathType> nic_path(const Facts& f, const std::string& nic, int g) 
   for (const auto& n : f.nic_paths)
     if (n.nic == nic && n.gpu == g) return n.path;
   return std::nullopt;
-}
-
-bool has_note(const Facts& f, std::string_view needle) {
-  for (const auto& n : f.notes)
-    if (n.find(needle) != std::string::npos) return true;
-  return false;
 }
 
 std::vector<int> range(int lo, int hi) {
@@ -267,7 +244,7 @@ TEST(TopoM, TwoA100SysAcrossSockets) {
 TEST(TopoM, OurH200Output) {
   auto text = read_text(std::string(GPUVET_TEST_DATA) +
                         "/../docs/results/h200-2026-12-02/nvidia-smi-topo-m.txt");
-  if (!text) GTEST_SKIP() << "docs/results H200 output absent";
+  ASSERT_TRUE(text) << "docs/results H200 output missing";
   EXPECT_GE(sniff_topo_m(*text), 90);
   Facts f = import_ok(import_topo_m, *text);
   ASSERT_EQ(f.gpus.size(), 1u);
@@ -599,7 +576,7 @@ void check_folder(const std::string& folder, const std::string& dir) {
 
 TEST(TopoRealSamples, EverySharedFileParsesOrIsDeliberatelyRejected) {
   const std::string root = GPUVET_SHARED_FIXTURES;
-  if (!std::filesystem::is_directory(root)) GTEST_SKIP() << "absent: " << root;
+  GPUVET_REQUIRE_SHARED(root);
   for (const char* folder : {"topo", "p2p", "nvlink", "pmon-dmon"})
     check_folder(folder, root + "/" + folder);
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fixture_util.h"
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -16,29 +18,18 @@
 namespace gpuvet::import {
 namespace {
 
+using namespace gpuvet::testing;
+
 namespace fs = std::filesystem;
 
 const std::string kData = std::string(GPUVET_TEST_DATA) + "/fixtures/capture/nvsmi/";
 const std::string kShared = GPUVET_SHARED_FIXTURES;
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 Facts import_ok(const std::string& text) {
   Facts f;
   Status st = import_nvsmi_xml(text, f);
   EXPECT_TRUE(st.is_ok()) << st.to_string();
   return f;
-}
-
-bool has_note(const Facts& f, std::string_view needle) {
-  return std::any_of(f.notes.begin(), f.notes.end(),
-                     [&](const std::string& n) { return n.find(needle) != std::string::npos; });
 }
 
 constexpr std::uint64_t kMiB = 1024ull * 1024;
@@ -225,7 +216,7 @@ TEST(NvsmiXml, TwoGpusIndexedByElementOrder) {
 
 TEST(NvsmiXml, SharedP100AggregateSingleBitAndRetiredPages) {
   std::string path = kShared + "/nvsmi-xml/netdata-tesla-p100-pcie-16gb-drv510.xml";
-  if (!fs::exists(path)) GTEST_SKIP() << "no shared fixtures";
+  GPUVET_REQUIRE_SHARED(path);
   Facts f = import_ok(read_file(path));
   ASSERT_EQ(f.gpus.size(), 1u);
   const GpuFacts& g = f.gpus[0];
@@ -240,7 +231,7 @@ TEST(NvsmiXml, SharedP100AggregateSingleBitAndRetiredPages) {
 
 TEST(NvsmiXml, SharedRtx4090HostLimitedGen) {
   std::string path = kShared + "/nvsmi-xml/netdata-rtx4090-drv535.xml";
-  if (!fs::exists(path)) GTEST_SKIP() << "no shared fixtures";
+  GPUVET_REQUIRE_SHARED(path);
   Facts f = import_ok(read_file(path));
   ASSERT_EQ(f.gpus.size(), 1u);
   EXPECT_EQ(f.gpus[0].pcie.gen_max, 3);
@@ -332,7 +323,7 @@ TEST(NvsmiXml, TruncatedDocumentReadsWhatCameBefore) {
 
 TEST(NvsmiXml, EverySharedXmlParses) {
   fs::path dir = kShared + "/nvsmi-xml";
-  if (!fs::exists(dir)) GTEST_SKIP() << "no shared fixtures";
+  GPUVET_REQUIRE_SHARED(dir);
   int n = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
     std::string text = read_file(e.path().string());
@@ -357,7 +348,7 @@ TEST(NvsmiXml, EverySharedXmlParses) {
 // Every shared sample of another family (topo, nvlink, p2p, pmon/dmon, kernel log, NCCL, …)
 // is none of the four nvidia-smi formats.
 TEST(NvsmiSniff, OtherFamiliesSniffZero) {
-  if (!fs::exists(kShared)) GTEST_SKIP() << "no shared fixtures";
+  GPUVET_REQUIRE_SHARED(kShared);
   int n = 0;
   for (const auto& e : fs::recursive_directory_iterator(kShared)) {
     if (!e.is_regular_file()) continue;
