@@ -1,5 +1,5 @@
 // libFuzzer target for the offline importers. GPUVET_FUZZ_FORMAT=<format id>
-// (see `gpuvet formats`… or capture/importers.cc) fuzzes one importer's sniff
+// (see `gpuvet formats`… or import/importers.cc) fuzzes one importer's sniff
 // and parse; unset, it fuzzes the whole path a pasted file takes (session
 // splitting, every sniffer, the chosen parser, merging, JSON rendering).
 #include <cstdint>

@@ -1,9 +1,10 @@
 // gpuvet/facts.h — the typed facts model: everything the triage playbook looks at.
 //
 // One model, filled by the live sources (NVML, sysfs/procfs, hwloc, the kernel
-// log) or, later, by the offline importers. Plain value types: copy them freely,
-// no thread affinity. Every field that a source may fail to read is a
-// std::optional; empty means "not known", never zero. Units are in the names.
+// log) or by the offline importers (gpuvet/import.h), with measurements added back.
+// Plain value types: copy them freely, no thread affinity. Every field that a source
+// may fail to read is a std::optional; empty means "not known", never zero. Units are
+// in the names.
 #pragma once
 
 #include <cstdint>
