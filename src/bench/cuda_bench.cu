@@ -8,7 +8,7 @@
 //     every stream of the test is queued does the host set the flag, so concurrent copies
 //     really start together and no enqueue or launch overhead sits inside the events;
 //   * bandwidth = bytes × iterations / (stop − start); the cell is the median over the
-//     samples, its spread (max − min) / median;
+//     samples, its spread (max − min) / median (that arithmetic is in sample_stats.h);
 //   * the destination is checked against the source's pattern after the samples.
 // Every CUDA call is checked; a failure fails only the cell (or the matrix for setup work)
 // with "cudaErrorXxx: text". After a sticky error the device's context is unusable until a
@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "bench/cuda_bench.h"
+#include "bench/sample_stats.h"
 #include "gpu/cuda_resources.h"
 #include "gpu/cuda_status.h"
 #include "gpu/device_health.h"
@@ -39,7 +40,6 @@
 namespace gpuvet::bench {
 namespace {
 
-constexpr double kBytesPerGB = 1e9;
 // A spin kernel gives up after this long: the host never needs more than a few ms to queue
 // a sample, so hitting it means something stalled, and a hang would be worse than a late start.
 constexpr unsigned long long kSpinTimeoutNs = 2'000'000'000ull;
@@ -274,13 +274,10 @@ void verify_into(gpu::DeviceHealth& health, BenchCell& cell, void* dst, int dev,
 }
 
 void summarize(const std::vector<double>& samples, BenchCell& cell) {
-  if (samples.empty()) return;
-  std::vector<double> v = samples;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  const double median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  cell.value = median;
-  if (median > 0) cell.spread_pct = (v.back() - v.front()) / median * 100.0;
+  const SampleSummary s = summarize_samples(samples);
+  if (!s.median) return;
+  cell.value = s.median;
+  if (s.spread_pct) cell.spread_pct = s.spread_pct;
 }
 
 std::size_t copy_bytes(const Sizing& sizing) { return sizing.bytes / 16 * 16; }
@@ -384,7 +381,7 @@ GpuStatus prepare(Job& j) {
 }
 
 double gbps_of(const Job& j, int iterations, double seconds) {
-  return seconds > 0 ? static_cast<double>(j.bytes) * iterations / seconds / kBytesPerGB : 0;
+  return copy_gbps(j.bytes, iterations, seconds);
 }
 
 // One sample, all jobs released together by the flag, timed by each stream's events.
@@ -1154,7 +1151,7 @@ void p2p_truth_cuda(gpu::DeviceHealth& health, std::vector<P2PTruth>& truth,
           GPUVET_CUDA_TRY(cudaStreamSynchronize(stream.get()));
           float ms = 0;
           GPUVET_CUDA_TRY(cudaEventElapsedTime(&ms, ev[0], ev[1]));
-          if (k > 0 && ms > 0) gbps.push_back(kTruthCopyBytes / (ms / 1e3) / kBytesPerGB);
+          if (k > 0 && ms > 0) gbps.push_back(copy_gbps(kTruthCopyBytes, 1, ms / 1e3));
         }
         return {};
       };

@@ -2,6 +2,7 @@
 // default severities, order and uniqueness.
 #include "hw/xid_table.h"
 
+#include <iterator>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -44,6 +45,84 @@ TEST(XidCatalog, KnownMeaningsAndOrigins) {
   EXPECT_STREQ(find_xid(119)->name, "GSP RPC Timeout");
   EXPECT_STREQ(find_xid(154)->name, "GPU Recovery Action Changed");
   EXPECT_STREQ(xid_origin_name(XidOrigin::kUnknown), "unknown");
+}
+
+// Every code of the table with the severity the xid-error finding takes for it and NVIDIA's
+// immediate action. NVIDIA's Xid catalog for Ampere and newer
+// (docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html) gives the action bucket;
+// the severity is gpuvet's reading of it: RESET_GPU, RESTART_BM and the ECC/NVLink workflows
+// are critical, RESTART_APP and CONTACT_SUPPORT warnings, IGNORE an info or a warning.
+struct PinnedXid {
+  int code;
+  Severity severity;
+  const char* action;
+};
+constexpr PinnedXid kPinned[] = {
+    {8, Severity::kWarning, "RESTART_APP"},
+    {13, Severity::kWarning, "RESTART_APP"},
+    {31, Severity::kWarning, "RESTART_APP"},
+    {32, Severity::kWarning, "RESTART_APP"},
+    {38, Severity::kWarning, "IGNORE"},
+    {43, Severity::kInfo, "IGNORE"},
+    {45, Severity::kInfo, "WORKFLOW_XID_45"},
+    {46, Severity::kCritical, "RESET_GPU"},
+    {48, Severity::kCritical, "WORKFLOW_XID_48"},
+    {54, Severity::kCritical, "CHECK_MECHANICALS"},
+    {61, Severity::kWarning, "CONTACT_SUPPORT"},
+    {62, Severity::kCritical, "RESET_GPU"},
+    {63, Severity::kWarning, "IGNORE"},
+    {64, Severity::kCritical, "RESET_GPU"},
+    {68, Severity::kWarning, "RESTART_APP"},
+    {69, Severity::kWarning, "RESTART_APP"},
+    {74, Severity::kCritical, "WORKFLOW_NVLINK_ERR"},  // a GPU reset or node reboot clears it
+    {79, Severity::kCritical, "RESTART_BM"},
+    {92, Severity::kWarning, "IGNORE"},
+    {94, Severity::kWarning, "RESTART_APP"},  // contained: only the application is hit
+    {95, Severity::kCritical, "RESET_GPU"},   // uncontained: every application, reset
+    {109, Severity::kCritical, "RESET_GPU"},
+    {119, Severity::kCritical, "RESET_GPU"},  // GSP RPC timeout
+    {120, Severity::kCritical, "RESET_GPU"},
+    {121, Severity::kWarning, "IGNORE"},
+    {122, Severity::kWarning, "CONTACT_SUPPORT"},
+    {123, Severity::kWarning, "CONTACT_SUPPORT"},
+    {136, Severity::kCritical, "RESET_GPU"},
+    {137, Severity::kWarning, "IGNORE"},
+    {140, Severity::kCritical, "RESET_GPU"},
+    {143, Severity::kCritical, "RESET_GPU"},
+    {144, Severity::kWarning, "WORKFLOW_NVLINK5_ERR"},  // fatal or not: the message says
+    {145, Severity::kWarning, "WORKFLOW_NVLINK5_ERR"},
+    {146, Severity::kWarning, "WORKFLOW_NVLINK5_ERR"},
+    {147, Severity::kWarning, "WORKFLOW_NVLINK5_ERR"},
+    {148, Severity::kWarning, "WORKFLOW_NVLINK5_ERR"},
+    {149, Severity::kWarning, "WORKFLOW_NVLINK5_ERR"},
+    {150, Severity::kWarning, "WORKFLOW_NVLINK5_ERR"},
+    {154, Severity::kWarning, "XID_154"},
+    {155, Severity::kCritical, "RESET_GPU"},
+    {156, Severity::kWarning, "RESET_GPU"},  // the retirement takes effect at the next reset
+    {157, Severity::kCritical, "IGNORE"},    // the faulty resource stays in use
+    {158, Severity::kCritical, "RESET_GPU"},
+};
+
+TEST(XidCatalog, EveryCodeHasItsPinnedSeverityAndAction) {
+  for (const PinnedXid& pin : kPinned) {
+    const XidInfo* info = find_xid(pin.code);
+    ASSERT_NE(info, nullptr) << "Xid " << pin.code;
+    EXPECT_EQ(info->severity, pin.severity)
+        << "Xid " << pin.code << " is " << severity_name(info->severity) << ", pinned "
+        << severity_name(pin.severity);
+    EXPECT_STREQ(info->action, pin.action) << "Xid " << pin.code;
+  }
+  // A code added to the table must be added here too, with its severity reviewed.
+  EXPECT_EQ(xid_catalog().size(), std::size(kPinned));
+}
+
+TEST(XidCatalog, ResetOrRebootActionsAreCritical) {
+  for (const XidInfo& info : xid_catalog()) {
+    const std::string action = info.action;
+    if (action != "RESET_GPU" && action != "RESTART_BM") continue;
+    if (info.code == 156) continue;  // a retirement that waits for the next reset: a warning
+    EXPECT_EQ(info.severity, Severity::kCritical) << "Xid " << info.code << " (" << action << ")";
+  }
 }
 
 TEST(XidCatalog, UnknownCodesAreNull) {

@@ -190,6 +190,24 @@ TEST(BenchNcclTests, NamedBinaryAndWrongCount) {
   EXPECT_NE(f.notes[0].find("3 FAILED"), std::string::npos);
 }
 
+TEST(BenchNcclTests, OneWrongElementIsNoted) {
+  // One mismatched element in the in-place block, none out of place: the smallest count of
+  // corrupted data nccl-tests can report must reach the measurement's note.
+  const std::string text =
+      "# nThread 1 nGpus 2 minBytes 1048576 maxBytes 1048576\n"
+      "#  Rank  0 Group  0 Pid 1 on h device  0 [0x07] G\n"
+      "#  Rank  1 Group  0 Pid 1 on h device  1 [0x0a] G\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n"
+      "     1048576        262144     float     sum      -1    20.00   52.43   52.43      0   "
+      "20.10   52.17   52.17      1\n";
+  Facts f;
+  ASSERT_TRUE(import_nccl_tests(text, f).is_ok());
+  ASSERT_EQ(f.measurements.size(), 2u);
+  EXPECT_EQ(f.measurements[0].note, "out-of-place");
+  EXPECT_EQ(f.measurements[1].note, "in-place; #wrong 1");
+}
+
 TEST(BenchNcclTests, GuessReduceScatterFromRatio) {
   const std::string text =
       "# nThread 1 nGpus 8 minBytes 1048576 maxBytes 1048576\n"

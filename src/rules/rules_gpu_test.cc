@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuvet/diagnose.h"
@@ -525,6 +526,44 @@ TEST(GpuHealthRules, RecentXid79IsCriticalAndRepeatsAreGrouped) {
   ASSERT_NE(x13, nullptr);
   EXPECT_EQ(x13->severity, Severity::kWarning);
   EXPECT_THAT(x13->evidence, HasSubstr("usually the application"));
+}
+
+TEST(GpuHealthRules, XidWindowIsTwentyFourHoursByWallClock) {
+  // Default window 24 h: an Xid 79 of 23 h ago keeps the table's critical, one of 25 h ago is
+  // history (info).
+  constexpr std::int64_t kHour = 3600;
+  for (const auto& [age_h, expected] :
+       {std::pair{23, Severity::kCritical}, std::pair{25, Severity::kInfo}}) {
+    Facts f;
+    f.gpus = {busy_h200(0)};
+    f.kernel_log.xids = {xid(79, "0000:10:00.0", kNow - age_h * kHour, 0)};
+    DiagnoseOptions opt;
+    opt.now_unix = kNow;
+    const Out o = health(f, opt);
+    const Finding* x = o.find("xid-error", "GPU0");
+    ASSERT_NE(x, nullptr) << o.dump();
+    EXPECT_EQ(x->severity, expected) << age_h << " h: " << x->evidence;
+    EXPECT_EQ(x->evidence.find("history") != std::string::npos, expected == Severity::kInfo)
+        << age_h << " h: " << x->evidence;
+  }
+}
+
+TEST(GpuHealthRules, XidWindowIsTwentyFourHoursByUptime) {
+  // The same boundary when only kernel uptime stamps place the event.
+  for (const auto& [age_h, expected] :
+       {std::pair{23.0, Severity::kCritical}, std::pair{25.0, Severity::kInfo}}) {
+    Facts f;
+    f.gpus = {busy_h200(0)};
+    XidEvent x = xid(79, "0000:10:00.0", std::nullopt, 0);
+    x.uptime_s = 1000;
+    f.kernel_log.xids = {x};
+    DiagnoseOptions opt;
+    opt.now_uptime_s = 1000 + age_h * 3600;
+    const Out o = health(f, opt);
+    const Finding* xf = o.find("xid-error", "GPU0");
+    ASSERT_NE(xf, nullptr) << o.dump();
+    EXPECT_EQ(xf->severity, expected) << age_h << " h: " << xf->evidence;
+  }
 }
 
 TEST(GpuHealthRules, XidFromAnEarlierBootIsHistory) {

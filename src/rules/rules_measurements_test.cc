@@ -188,25 +188,29 @@ TEST(MeasurementRulesExpectations, PeerOverNvlink) {
 TEST(MeasurementRulesExpectations, PeerOverPcieByPathType) {
   Facts f;
   f.gpus = {gpu(0, "NVIDIA RTX A6000", 4, 16), gpu(1, "NVIDIA RTX A6000", 4, 16)};
-  const double link = *pcie_gbps(4, 16);
+  // Gen4 x16 is 16 × 1.9692 = 31.5072 GB/s per direction. Literal figures, so a changed
+  // factor fails here: a switch forwards at link rate, the host bridge at 0.8 of it, a
+  // cross-socket path at 0.5.
   f.pairs = {pair(0, 1, PathType::kPIX)};
-  EXPECT_DOUBLE_EQ(expected_peer(f, f.pairs[0])->gbps, link);
+  EXPECT_NEAR(expected_peer(f, f.pairs[0])->gbps, 31.5072, 1e-9);
   f.pairs[0].path = PathType::kPXB;
-  EXPECT_DOUBLE_EQ(expected_peer(f, f.pairs[0])->gbps, link);
+  EXPECT_NEAR(expected_peer(f, f.pairs[0])->gbps, 31.5072, 1e-9);
   f.pairs[0].path = PathType::kPHB;
-  EXPECT_DOUBLE_EQ(expected_peer(f, f.pairs[0])->gbps, link * kHostBridgePeerFactor);
+  EXPECT_NEAR(expected_peer(f, f.pairs[0])->gbps, 25.20576, 1e-9);
+  EXPECT_TRUE(has(expected_peer(f, f.pairs[0])->basis, "0.8 × a Gen4 x16 link"))
+      << expected_peer(f, f.pairs[0])->basis;
   f.pairs[0].path = PathType::kNODE;
-  EXPECT_DOUBLE_EQ(expected_peer(f, f.pairs[0])->gbps, link * kHostBridgePeerFactor);
+  EXPECT_NEAR(expected_peer(f, f.pairs[0])->gbps, 25.20576, 1e-9);
   f.pairs[0].path = PathType::kSYS;
-  EXPECT_DOUBLE_EQ(expected_peer(f, f.pairs[0])->gbps, link * kCrossSocketPeerFactor);
-  EXPECT_LT(kCrossSocketPeerFactor, kHostBridgePeerFactor);
-  EXPECT_LT(kHostBridgePeerFactor, 1.0);
+  EXPECT_NEAR(expected_peer(f, f.pairs[0])->gbps, 15.7536, 1e-9);
+  EXPECT_TRUE(has(expected_peer(f, f.pairs[0])->basis, "0.5 × a Gen4 x16 link"))
+      << expected_peer(f, f.pairs[0])->basis;
 
   // The slower GPU's link sets it.
   f.pairs[0].path = PathType::kPIX;
   f.gpus[1].pcie.width_max = 8;
   auto e = expected_peer(f, f.pairs[0]);
-  EXPECT_DOUBLE_EQ(e->gbps, *pcie_gbps(4, 8));
+  EXPECT_NEAR(e->gbps, 15.7536, 1e-9);  // Gen4 x8
   EXPECT_TRUE(has(e->basis, "Gen4 x8")) << e->basis;
 
   f.gpus[1].pcie.gen_max.reset();

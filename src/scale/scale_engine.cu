@@ -60,6 +60,7 @@
 #include "gpu/nccl_comms.h"
 #include "gpu/nccl_lib.h"
 #include "scale/scale_engine.h"
+#include "scale/step_stats.h"
 
 namespace gpuvet::scale {
 namespace {
@@ -1150,11 +1151,9 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
   // (infer) the GPU was not computing — all-reduce not hidden behind compute, waiting for the
   // slowest rank, and host overhead. Zero where nothing is communicated.
   const double service_ms = mean(service);
-  res.run.comm_share =
-      need_nccl && service_ms > 0 ? std::clamp(1.0 - *res.compute_ms / service_ms, 0.0, 1.0) : 0.0;
+  res.run.comm_share = need_nccl ? exposed_comm_share(*res.compute_ms, service_ms) : 0.0;
   if (compute_total > 0)
-    res.achieved_tflops =
-        actual_flops * static_cast<double>(steps) * n / (compute_total * 1e-3) / 1e12;
+    res.achieved_tflops = tflops(actual_flops * static_cast<double>(steps) * n, compute_total);
 
   if (train) {
     // Items: one batch per GPU per compute phase, so a step is N × grad_accumulation items.
@@ -1291,7 +1290,7 @@ std::optional<double> measure_peak_tflops(int device, std::string* error) {
       if (GpuStatus st = timed(trips, &ms); !st.ok()) return failed(st);
       if (ms > 0) {
         const double flops = 2.0 * threads * trips * kPeakUnroll * kPeakChains;
-        best = std::max(best, flops / (ms * 1e-3) / 1e12);
+        best = std::max(best, tflops(flops, ms));
       }
     }
     if (!(best > 0)) return fail(strf("GPU %d: no time measured", device));

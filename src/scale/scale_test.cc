@@ -26,6 +26,16 @@ TEST(Scale, Percentiles) {
   EXPECT_DOUBLE_EQ(*percentile({7}, 99), 7);
 }
 
+TEST(Scale, PercentilesOfUnsortedSteps) {
+  // Step times in the order they were measured, the slow ones first and in the middle.
+  const std::vector<double> steps = {9, 1, 7, 3, 5, 10, 2, 8, 4, 6};
+  EXPECT_DOUBLE_EQ(*percentile(steps, 0), 1);
+  EXPECT_DOUBLE_EQ(*percentile(steps, 50), 5.5);
+  EXPECT_NEAR(*percentile(steps, 90), 9.1, 1e-12);
+  EXPECT_DOUBLE_EQ(*percentile(steps, 100), 10);
+  EXPECT_DOUBLE_EQ(*percentile({30, 10, 20}, 50), 20);
+}
+
 TEST(Scale, PresetsAreShapedLikeModels) {
   ASSERT_NE(find_scale_preset("llm-7b-layer"), nullptr);
   EXPECT_EQ(find_scale_preset("nope"), nullptr);
