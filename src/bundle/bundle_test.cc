@@ -249,20 +249,13 @@ RichCapture capture_rich_node(const std::string& name, const std::string& scenar
 
 // What the rich fake node and the scenario's NVML know that must not leave the site.
 std::vector<std::string> secrets_of(const std::string& scenario) {
-  std::vector<std::string> s = {"gpu-node-07",
-                                "cluster.example.com",
-                                "1650555000001",
-                                "1650999999999",
-                                "6a1b2c3d",
-                                "9e0f1a2b3c4d",
-                                "0f9e8d7c",
-                                "605f4e3d2c1b",
-                                "0c:42:a1:de:ad:01",
-                                "10.20.30.40",
-                                "10.20.30.41",
-                                "fe80::e42:a1ff:fede:ad01",
-                                "fd12:3456:789a:1::40",
-                                "alice"};
+  std::vector<std::string> s = {"gpu-node-07", "cluster.example.com", "1650555000001",
+                                "1650999999999", "6a1b2c3d", "9e0f1a2b3c4d", "0f9e8d7c",
+                                "605f4e3d2c1b", "0c:42:a1:de:ad:01", "10.20.30.40", "10.20.30.41",
+                                "fe80::e42:a1ff:fede:ad01", "fd12:3456:789a:1::40", "alice",
+                                // A former name of the node: the journal teaches it, dmesg
+                                // (written before the journal) prints it.
+                                "dgx-a07"};
   auto doc = nlohmann::json::parse(slurp(std::string(GPUVET_TEST_DATA) + "/scenarios/" + scenario));
   for (const auto& g : doc["gpus"]) {
     if (g.contains("serial") && g["serial"].is_string()) s.push_back(g["serial"]);
