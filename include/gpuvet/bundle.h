@@ -9,7 +9,8 @@
 //
 // The bundle is written into a private temporary directory next to OUTDIR and renamed into
 // place at the end, so OUTDIR never holds a partial bundle: a failed write (a full disk) is an
-// error naming the file, and nothing is left under OUTDIR's name. OUTDIR must be new or empty;
+// error naming the file, and nothing is left under OUTDIR's name; a capture interrupted while
+// its commands run leaves nothing at all. OUTDIR must be new or empty;
 // of two captures into one directory at the same time exactly one succeeds. Independent calls
 // may run in parallel.
 #pragma once

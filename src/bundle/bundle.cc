@@ -13,6 +13,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -227,18 +228,30 @@ struct Ran {
   std::string tree_error;  // why the tree did not have it
 };
 
-// The bundle's directories: OUTDIR claimed (made, or found empty), a private temporary
-// directory beside it that holds the files until they are complete. Whatever is not
-// committed is removed when this goes out of scope.
+// The mode a plain mkdir(2) with 0777 gives here: 0777 less the umask (read from procfs,
+// since umask(2) cannot be read without being set, which would race with other threads).
+mode_t directory_mode() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("Umask:", 0) == 0)
+      return 0777 & ~static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
+  return 0755;
+}
+
+// The bundle's directories: OUTDIR (new, or an empty directory) and a private temporary
+// directory beside it that holds the files until all are written. The temporary directory is
+// made only when the files are ready, so an interrupted capture leaves nothing behind; what is
+// not committed is removed when this goes out of scope.
 class Staging {
  public:
   ~Staging() {
     std::error_code ec;
     if (!temp_.empty()) fs::remove_all(temp_, ec);
-    if (created_target_ && !committed_) ::rmdir(target_.c_str());  // only if still empty
   }
 
-  Status claim(const std::string& out_dir) {
+  // Refuses early what would fail at the end: a non-empty OUTDIR, a parent not writable.
+  Status check(const std::string& out_dir) {
     if (out_dir.empty()) return Status::invalid_input("no output directory given");
     fs::path target(out_dir);
     if (!target.has_filename()) target = target.parent_path();
@@ -251,19 +264,28 @@ class Staging {
     std::error_code ec;
     fs::create_directories(parent, ec);
     if (ec) return Status::permission_denied(parent.string() + ": " + ec.message());
-
-    if (::mkdir(target_.c_str(), 0777) == 0) {
-      created_target_ = true;
-    } else if (errno == EEXIST) {
-      if (Status st = check_empty_directory(); !st.is_ok()) return st;
-    } else {
+    templ_ = (parent / ("." + target.filename().string() + ".gpuvet-XXXXXX")).string();
+    struct stat st {};
+    if (::lstat(target_.c_str(), &st) == 0) {
+      if (Status s = check_empty_directory(); !s.is_ok()) return s;
+    } else if (errno != ENOENT) {
       return Status::permission_denied(out_dir + ": " + errno_text(errno));
     }
-    std::string templ = (parent / ("." + target.filename().string() + ".gpuvet-XXXXXX")).string();
-    if (::mkdtemp(templ.data()) == nullptr)
+    std::string probe = templ_;
+    if (::mkdtemp(probe.data()) == nullptr)
       return Status::permission_denied(parent.string() +
+                                       ": cannot make a directory there: " + errno_text(errno));
+    ::rmdir(probe.c_str());
+    return Status::ok();
+  }
+
+  // Makes the private directory the files go into.
+  Status open() {
+    std::string temp = templ_;
+    if (::mkdtemp(temp.data()) == nullptr)
+      return Status::permission_denied(fs::path(templ_).parent_path().string() +
                                        ": cannot make a temporary directory: " + errno_text(errno));
-    temp_ = templ;
+    temp_ = temp;
     return Status::ok();
   }
 
@@ -275,9 +297,11 @@ class Staging {
   // Renames the finished bundle onto OUTDIR. rename(2) replaces an empty directory and fails
   // on a non-empty one, so of two captures into one directory only the first to finish wins.
   Status commit() {
+    // mkdtemp made it 0700; the bundle gets the mode of the empty OUTDIR it replaces, or what
+    // a plain mkdir would have given.
     struct stat target_st {};
-    if (::stat(target_.c_str(), &target_st) == 0)
-      ::chmod(temp_.c_str(), target_st.st_mode & 07777);  // mkdtemp made it 0700
+    ::chmod(temp_.c_str(), ::stat(target_.c_str(), &target_st) == 0 ? target_st.st_mode & 07777
+                                                                    : directory_mode());
     if (int fd = ::open(temp_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); fd >= 0) {
       ::fsync(fd);
       ::close(fd);
@@ -292,7 +316,6 @@ class Staging {
                                        ": cannot move the bundle into place: " + errno_text(err));
     }
     temp_.clear();
-    committed_ = true;
     return Status::ok();
   }
 
@@ -307,9 +330,7 @@ class Staging {
   }
 
  private:
-  std::string display_, target_, temp_;
-  bool created_target_ = false;
-  bool committed_ = false;
+  std::string display_, target_, templ_, temp_;
 };
 
 }  // namespace
@@ -641,7 +662,7 @@ Result<CaptureSummary> capture_bundle_with(const CaptureOptions& options,
                                            const CollectOptions& collect, const Env& env,
                                            const FileWriter& writer) {
   Staging staging;
-  if (Status st = staging.claim(options.out_dir); !st.is_ok()) return st;
+  if (Status st = staging.check(options.out_dir); !st.is_ok()) return st;
 
   const auto started = std::chrono::steady_clock::now();
   // gpuvet's own facts first: they also tell the redactor which serials and host name to hide.
@@ -790,6 +811,7 @@ Result<CaptureSummary> capture_bundle_with(const CaptureOptions& options,
   if (options.redact) manifest_text = redactor.apply(manifest_text);
   outputs.push_back({"manifest.json", std::move(manifest_text)});
 
+  if (Status st = staging.open(); !st.is_ok()) return st;
   for (const auto& o : outputs) {
     if (Status st = writer.write_file(staging.temp_path(o.file), o.body); !st.is_ok())
       return Status::unavailable(staging.shown_path(o.file) + ": write failed: " + st.message() +

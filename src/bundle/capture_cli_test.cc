@@ -146,6 +146,10 @@ void signal_during_capture_ends_children(int sig) {
       << "status " << status << "; " << slurp(s.err);
   EXPECT_TRUE(shell_ended) << "the command gpuvet ran outlived it";
   EXPECT_TRUE(sleeper_ended) << "the command's own child outlived gpuvet";
+  // Interrupted while its commands ran, it left neither a bundle nor a temporary directory.
+  std::set<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir)) left.insert(e.path().filename());
+  EXPECT_EQ(left, (std::set<std::string>{"err", "hung.pids", "out"}));
   fs::remove_all(dir);
 }
 
