@@ -718,14 +718,13 @@ Result<CaptureSummary> capture_bundle_with(const CaptureOptions& options,
   json entries = json::array();
   std::string smi_version;
   const std::string not_run_reason =
-      "not run: --root names a saved tree, and this machine's output would describe another "
-      "node";
+      "--root names a saved tree, and this machine's output would describe another node";
   for (const auto& r : ran) {
     json e = {{"file", nullptr}, {"argv", r.command.argv}};
     if (r.not_run) {
       ++summary.not_run;
       e["status"] = r.tree_error.empty() ? "not run (--root)" : "not in the saved tree (--root)";
-      e["error"] = r.tree_error.empty() ? not_run_reason : r.tree_error;
+      e["error"] = r.tree_error.empty() ? "not run: " + not_run_reason : r.tree_error;
       entries.push_back(e);
       continue;
     }
@@ -739,7 +738,7 @@ Result<CaptureSummary> capture_bundle_with(const CaptureOptions& options,
       continue;
     }
     const auto& c = r.result.value();
-    ++summary.ran;
+    summary.ran += r.from_tree ? 0 : 1;
     if (c.exit_code != 0 || c.timed_out) ++summary.failed;
     // Each file starts with the command as a shell prompt, as a pasted session would:
     // the output alone does not always say what it is (`topo -p2p w` vs `r`).
@@ -800,7 +799,7 @@ Result<CaptureSummary> capture_bundle_with(const CaptureOptions& options,
        facts.facts.host.driver_version ? json(*facts.facts.host.driver_version) : json(nullptr)},
       {"nvidia_smi", smi_version.empty() ? json(nullptr) : json(smi_version)},
       {"command_timeout_s", options.command_timeout.count() / 1000.0},
-      {"commands_run", run_commands ? "live" : "no: " + not_run_reason},
+      {"commands_run", run_commands ? std::string("live") : "no: " + not_run_reason},
       {"commands", entries},
       {"gpuvet_facts",
        {{"file", "gpuvet-facts.json"}, {"nvml", nvml_failure_name(facts.nvml_failure)}}},

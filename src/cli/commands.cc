@@ -183,9 +183,11 @@ std::function<Outcome()> setup_capture(CLI::App& app) {
     }
     const auto& s = summary.value();
     std::cout << "Bundle " << c.out_dir << ": " << s.files.size() << " files (" << s.ran
-              << " commands ran, " << s.missing << " not installed here, " << s.failed
-              << " failed or timed out; see manifest.json)" << (c.redact ? ", redacted" : "")
-              << "\n";
+              << " commands ran, " << s.missing << " not installed here, "
+              << (s.not_run ? std::to_string(s.not_run) + " not run (--root: another machine), "
+                            : "")
+              << s.failed << " failed or timed out; see manifest.json)"
+              << (c.redact ? ", redacted" : "") << "\n";
     std::cout << "Read it back with: gpuvet facts --from " << c.out_dir << "\n";
     return {kExitOk, s.abandoned_probes};
   };
