@@ -56,6 +56,18 @@ class CommandRunner {
 
 std::unique_ptr<CommandRunner> make_process_runner();
 
+// SIGINT and SIGTERM end gpuvet's children too. Every process that make_process_runner()
+// starts leads its own process group (a terminal's ^C does not reach it, and a deadline can
+// kill its grandchildren), so a signal to gpuvet alone would leave them running. While a
+// child runs, its group is listed in a fixed-size lock-free table; after this call SIGINT and
+// SIGTERM kill (SIGKILL) every listed group, then end gpuvet with the same signal and its
+// default action. Call it once, early in main(); a signal ignored at that moment (nohup, a
+// background job) stays ignored. Not for library code: it changes process-wide dispositions.
+void kill_children_on_termination_signals();
+
+// How many child process groups are running now (for tests and diagnostics).
+int running_child_groups();
+
 class Clock {
  public:
   virtual ~Clock() = default;

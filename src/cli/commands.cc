@@ -160,11 +160,14 @@ std::function<Outcome()> setup_capture(CLI::App& app) {
   auto args = std::make_shared<CaptureArgs>();
   app.add_option("OUTDIR", args->out_dir, "New or empty directory for the bundle")->required();
   app.add_flag("--redact", args->redact,
-               "Replace serial numbers, UUIDs and host names by stable tokens");
+               "Replace serial numbers, UUIDs, host names (and FQDNs), MAC and IP addresses and "
+               "/home/<user> by stable tokens");
   app.add_option("--timeout", args->timeout_s, "Seconds each command may run")
       ->check(CLI::Range(0.1, 600.0));
   app.add_option("--nvml", args->nvml, "NVML library for gpuvet's own facts");
-  app.add_option("--root", args->root, "Read /proc and /sys under this directory")
+  app.add_option("--root", args->root,
+                 "Read /proc and /sys under this directory (a saved tree: this machine's "
+                 "commands are then not run)")
       ->check(CLI::ExistingDirectory);
   return [args]() -> Outcome {
     CollectOptions o;
@@ -183,9 +186,11 @@ std::function<Outcome()> setup_capture(CLI::App& app) {
     }
     const auto& s = summary.value();
     std::cout << "Bundle " << c.out_dir << ": " << s.files.size() << " files (" << s.ran
-              << " commands ran, " << s.missing << " not installed here, " << s.failed
-              << " failed or timed out; see manifest.json)" << (c.redact ? ", redacted" : "")
-              << "\n";
+              << " commands ran, " << s.missing << " not installed here, "
+              << (s.not_run ? std::to_string(s.not_run) + " not run (--root: another machine), "
+                            : "")
+              << s.failed << " failed or timed out; see manifest.json)"
+              << (c.redact ? ", redacted" : "") << "\n";
     std::cout << "Read it back with: gpuvet facts --from " << c.out_dir << "\n";
     return {kExitOk, s.abandoned_probes};
   };

@@ -6,8 +6,10 @@
 #include <iostream>
 
 #include "commands.h"
+#include "gpuvet/env.h"
 
 int main(int argc, char** argv) {
+  gpuvet::kill_children_on_termination_signals();
 #ifdef GPUVET_PORTABLE
   // The static hwloc must not load the host's hwloc plugins (built for another hwloc).
   ::setenv("HWLOC_PLUGINS_PATH", "/nonexistent/gpuvet-no-hwloc-plugins", 0);

@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -18,6 +20,39 @@
 
 namespace gpuvet {
 namespace {
+
+// The process groups of running children, for the SIGINT/SIGTERM handler. A signal handler
+// can reach only globals, and may use only lock-free atomics: a fixed table of slots, 0 free.
+constexpr std::size_t kChildSlots = 256;
+std::atomic<pid_t> g_child_groups[kChildSlots];
+static_assert(std::atomic<pid_t>::is_always_lock_free);
+
+// The slot taken, or kChildSlots when the table is full (the child is then only bounded by
+// its own deadline).
+std::size_t register_child_group(pid_t pgid) {
+  for (std::size_t i = 0; i < kChildSlots; ++i) {
+    pid_t expected = 0;
+    if (g_child_groups[i].compare_exchange_strong(expected, pgid)) return i;
+  }
+  return kChildSlots;
+}
+
+void unregister_child_group(std::size_t slot) {
+  if (slot < kChildSlots) g_child_groups[slot].store(0);
+}
+
+extern "C" void kill_child_groups_and_reraise(int sig) {
+  const int saved_errno = errno;
+  for (auto& slot : g_child_groups) {
+    const pid_t p = slot.load();
+    if (p <= 0) continue;
+    ::kill(-p, SIGKILL);
+    ::kill(p, SIGKILL);  // in case the child has not made its group yet
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);  // delivered with the default action once this handler returns
+  errno = saved_errno;
+}
 
 class RootedFileSystem final : public FileSystem {
  public:
@@ -112,6 +147,7 @@ class ProcessRunner final : public CommandRunner {
     args.push_back(nullptr);
 
     const auto start = std::chrono::steady_clock::now();
+    const pid_t parent = ::getpid();
     pid_t pid = ::fork();
     if (pid < 0) {
       close_both(out_pipe);
@@ -122,6 +158,10 @@ class ProcessRunner final : public CommandRunner {
     if (pid == 0) {
       // Child: own process group so a timeout kills grandchildren too.
       ::setpgid(0, 0);
+      // If gpuvet dies before it has listed this child (a signal right after fork), the
+      // kernel ends the child instead of leaving it behind.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(127);
       int devnull = ::open("/dev/null", O_RDONLY);
       if (devnull >= 0) ::dup2(devnull, 0);
       ::dup2(out_pipe[1], 1);
@@ -132,6 +172,7 @@ class ProcessRunner final : public CommandRunner {
       (void)ignored;
       ::_exit(127);
     }
+    const std::size_t slot = register_child_group(pid);
     ::setpgid(pid, pid);
     ::close(out_pipe[1]);
     ::close(err_pipe[1]);
@@ -143,6 +184,7 @@ class ProcessRunner final : public CommandRunner {
       ::close(out_pipe[0]);
       ::close(err_pipe[0]);
       ::waitpid(pid, nullptr, 0);
+      unregister_child_group(slot);
       return status_from_errno(argv[0], exec_errno);
     }
 
@@ -198,6 +240,7 @@ class ProcessRunner final : public CommandRunner {
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
       }
     }
+    unregister_child_group(slot);
     if (!result.timed_out && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
     result.duration_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -227,6 +270,26 @@ std::unique_ptr<FileSystem> make_rooted_file_system(std::string root) {
 }
 std::unique_ptr<CommandRunner> make_process_runner() { return std::make_unique<ProcessRunner>(); }
 std::unique_ptr<Clock> make_system_clock() { return std::make_unique<SystemClock>(); }
+
+void kill_children_on_termination_signals() {
+  for (int sig : {SIGINT, SIGTERM}) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    struct sigaction sa {};
+    sa.sa_handler = kill_child_groups_and_reraise;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sa.sa_flags = SA_RESTART;
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+int running_child_groups() {
+  int n = 0;
+  for (const auto& slot : g_child_groups) n += slot.load() > 0 ? 1 : 0;
+  return n;
+}
 
 SystemEnv::SystemEnv(std::string root)
     : fs_(make_rooted_file_system(std::move(root))),

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 namespace gpuvet {
 namespace {
@@ -69,6 +70,24 @@ TEST(EnvTest, RunnerCapsOutput) {
   auto r = runner->run({"sh", "-c", "head -c 100000 /dev/zero"}, std::chrono::seconds(5), 1000);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(r.value().out.size(), 1000u);
+}
+
+TEST(EnvTest, RunningChildrenAreListedForTheSignalHandlerUntilReaped) {
+  const int before = running_child_groups();
+  auto runner = make_process_runner();
+  std::thread t([&] { (void)runner->run({"sleep", "2"}, std::chrono::seconds(30)); });
+  bool listed = false;
+  for (int i = 0; i < 1000 && !listed; ++i) {  // at most ~10 s
+    listed = running_child_groups() > before;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  t.join();
+  EXPECT_TRUE(listed);
+  EXPECT_EQ(running_child_groups(), before);
+  // A failed start and a deadline kill leave no entry behind either.
+  (void)runner->run({"/nonexistent/gpuvet-no-such-tool"}, std::chrono::seconds(5));
+  (void)runner->run({"sleep", "30"}, std::chrono::milliseconds(100));
+  EXPECT_EQ(running_child_groups(), before);
 }
 
 }  // namespace
