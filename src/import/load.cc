@@ -245,6 +245,7 @@ void report_shared_bus_ids(Facts& f, const std::string& origin) {
         "{}: {} GPUs with different UUIDs claim PCI bus id {} ({}): one address holds one "
         "board, so this input is damaged or mixes machines; they are kept apart",
         origin, gpus.size(), bus, names));
+    f.notes.push_back(f.input_problems.back());
   }
 }
 
@@ -569,6 +570,7 @@ Result<Facts> import_path(const std::string& path, const ImportOptions& options)
     files = std::move(walk.files);
     all.notes = std::move(walk.notes);
     all.input_problems = std::move(walk.problems);
+    all.notes.insert(all.notes.end(), all.input_problems.begin(), all.input_problems.end());
     if (files.empty())
       return walk.unreadable_dirs > 0
                  ? Status::permission_denied(path + ": no file could be listed (" +

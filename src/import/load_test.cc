@@ -310,6 +310,7 @@ TEST(ImportPathTest, BundleWithoutManifestIsAnInputProblem) {
   ASSERT_TRUE(f.is_ok()) << f.status().to_string();
   ASSERT_EQ(f.value().input_problems.size(), 1u);
   EXPECT_NE(f.value().input_problems[0].find("has no manifest.json"), std::string::npos);
+  EXPECT_TRUE(has_note(f.value(), "has no manifest.json")) << all_notes(f.value());
 
   // The same files with a manifest: complete.
   dir.write("manifest.json", "{\"schema\": \"gpuvet.capture/1\", \"commands\": []}\n");
@@ -422,6 +423,7 @@ TEST(MergeTest, TwoUuidsOnOneBusIdInOneInputStayTwoGpusAndAreAProblem) {
   ASSERT_EQ(f.input_problems.size(), 1u) << all_notes(f);
   EXPECT_NE(f.input_problems[0].find("claim PCI bus id 0000:3b:00.0"), std::string::npos)
       << f.input_problems[0];
+  EXPECT_TRUE(has_note(f, "claim PCI bus id 0000:3b:00.0")) << all_notes(f);
 }
 
 TEST(MergeTest, OneGpuSeenTwiceInOneInputIsStillOne) {

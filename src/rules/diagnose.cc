@@ -146,7 +146,9 @@ Diagnosis diagnose(const Facts& facts, const DiagnoseOptions& options) {
         "output was recognised)");
   for (const auto& p : facts.input_problems) d.incomplete.push_back(p);
   d.notes = d.incomplete;
-  for (const auto& n : facts.notes) d.notes.push_back(n);
+  for (const auto& n : facts.notes)
+    if (std::find(d.incomplete.begin(), d.incomplete.end(), n) == d.incomplete.end())
+      d.notes.push_back(n);
   for (auto& n : e.take_notes()) d.notes.push_back(std::move(n));
   coverage_notes(facts, d.notes);
   return d;
