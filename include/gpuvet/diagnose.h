@@ -160,13 +160,18 @@ struct Diagnosis {
   std::vector<SymptomMatch> symptoms;
   std::vector<std::string> notes;  // what could not be checked and why
   Severity worst = Severity::kOk;
+  // Why the input does not allow a full verdict (offline input without any GPU facts, a
+  // capture bundle without its manifest, two GPUs on one PCI address). Each is also a note.
+  // Non-empty: exit 3 ("could not do its job") unless a finding is critical.
+  std::vector<std::string> incomplete;
 };
 
 Diagnosis diagnose(const Facts& facts, const DiagnoseOptions& options = {});
 
 // The exit code a finding of this severity calls for: 0 ok/info, 1 warning, 2 critical.
 int severity_exit_code(Severity s);
-// severity_exit_code of the worst finding.
+// 2 when a finding is critical; else 3 when the verdict is incomplete (Diagnosis::incomplete);
+// else severity_exit_code of the worst finding.
 int diagnosis_exit_code(const Diagnosis& d);
 
 }  // namespace gpuvet

@@ -383,6 +383,10 @@ struct Facts {
   // True when GPU facts are missing because the driver/NVML could not answer
   // at all (not installed, stub library, version mismatch, init timeout).
   bool gpu_facts_unavailable = false;
+  // Offline input only: what makes the input itself unfit for a full verdict (a capture
+  // bundle without its manifest, two GPUs claiming one PCI address). diagnose says each and
+  // exits 3 unless a finding is critical.
+  std::vector<std::string> input_problems;
 };
 
 }  // namespace gpuvet

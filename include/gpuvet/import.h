@@ -39,8 +39,13 @@ std::span<const FormatInfo> import_formats();
 Facts import_text(std::string_view text, const std::string& origin,
                   const ImportOptions& options = {});
 
-// Reads `path` (file or directory). Fails (kNotFound / kPermissionDenied / kInvalidInput)
-// only when the path itself cannot be read or holds no file.
+// Reads `path` (file or directory). Fails (kNotFound / kPermissionDenied / kInvalidInput, with
+// the real reason: over the size limit, the system's error text) only when the path itself
+// cannot be read or no file in it could be. A directory is listed in full and its first
+// max_files files in name order are read; a note says how many were left out, and one names
+// each subdirectory that could not be listed. Facts::input_problems says when the directory
+// looks like a capture bundle without its manifest.json, or when one input gives one PCI bus
+// id to GPUs with different UUIDs (they stay separate GPUs).
 Result<Facts> import_path(const std::string& path, const ImportOptions& options = {});
 
 }  // namespace gpuvet

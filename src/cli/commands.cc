@@ -104,7 +104,8 @@ int facts_exit_code(const Collection& c, const CollectOptions& o) {
   return kExitOk;
 }
 
-// `facts --from PATH`: 3 when nothing could be read or recognised, else 0.
+// `facts --from PATH`: 3 when nothing could be read or recognised or the input has a problem
+// (Facts::input_problems), else 0.
 Outcome facts_from(const std::string& path, bool json, const TextOptions& text) {
   auto imported = import_from(path);
   if (!imported.is_ok()) {
@@ -121,6 +122,7 @@ Outcome facts_from(const std::string& path, bool json, const TextOptions& text) 
     std::cerr << "gpuvet: nothing in " << path << " is a supported output (see notes)\n";
     return {kExitUnusable, false};
   }
+  if (!facts.input_problems.empty()) return {kExitUnusable, false};  // said in the notes
   return {kExitOk, false};
 }
 

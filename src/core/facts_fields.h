@@ -417,6 +417,7 @@ void fields(V& v, T&... t) {
   v("numa_bindings", t.numa_bindings..., kAppend);
   v("scale_runs", t.scale_runs..., kAppend);
   v("imported", t.imported..., kAppend);
+  v("input_problems", t.input_problems..., kAppend);
   v("notes", t.notes...);
 }
 

@@ -10,6 +10,7 @@
 
 #include "core/text_scan.h"
 #include "core/util.h"
+#include "import/importer.h"
 #include "import/nccl_log.h"
 
 namespace gpuvet::import {
@@ -165,6 +166,7 @@ std::string guess_collective(const PerfTable& t, std::optional<int> nranks) {
 }  // namespace
 
 int sniff_nccl_tests(std::string_view text) {
+  text = sniff_head(text);
   int best = 0;
   int lines = 0;
   for_each_line(text, [&](std::string_view line) {
@@ -430,7 +432,7 @@ std::string_view strip_quote(std::string_view l) {
 }  // namespace
 
 int sniff_nvbandwidth(std::string_view text) {
-  std::string_view head = text.substr(0, 1 << 20);
+  std::string_view head = sniff_head(text);
   if (contains(head, "nvbandwidth Version")) return 100;
   std::size_t p = find(head, "Running ");
   if (p != npos && contains(head, "memcpy_") && contains(head, "(row)")) return 100;
@@ -626,7 +628,7 @@ void set_gpus(Measurement& m, const std::string& dir, std::optional<int> gpu) {
 }  // namespace
 
 int sniff_bandwidth_test(std::string_view text) {
-  std::string_view head = text.substr(0, 1 << 20);
+  std::string_view head = sniff_head(text);
   if (contains(head, "[CUDA Bandwidth Test]")) return 100;
   if (contains(head, "Transfer Size (Bytes)") && contains(head, "Bandwidth(")) return 100;
   if (contains(head, "bandwidthTest-") && contains(head, "Bandwidth = ")) return 100;
@@ -732,7 +734,7 @@ Status import_bandwidth_test(std::string_view text, Facts& out) {
 // ================================================================== p2pBandwidthLatencyTest
 
 int sniff_p2p_bandwidth_latency_test(std::string_view text) {
-  std::string_view head = text.substr(0, 1 << 20);
+  std::string_view head = sniff_head(text);
   if (contains(head, "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]")) return 100;
   if ((contains(head, "P2P=Enabled") || contains(head, "P2P=Disabled")) &&
       contains(head, "Matrix") && contains(head, "D\\D"))
@@ -861,7 +863,7 @@ std::optional<int> gpu_tag(std::string_view l, std::size_t& from) {
 }  // namespace
 
 int sniff_simple_p2p(std::string_view text) {
-  std::string_view head = text.substr(0, 1 << 20);
+  std::string_view head = sniff_head(text);
   if (contains(head, "simpleP2P]")) return 100;
   if (contains(head, "cudaMemcpyPeer / cudaMemcpy between GPU")) return 100;
   if (contains(head, "> Peer access from ") && contains(head, "(GPU")) return 80;

@@ -259,6 +259,7 @@ Facts full_facts() {
   run.comm_share = 0.125;
   f.scale_runs = {run};
   f.gpu_facts_unavailable = true;
+  f.input_problems = {"bundle: looks like a gpuvet capture bundle but has no manifest.json"};
   return f;
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/text_scan.h"
 #include "core/util.h"
+#include "import/importer.h"
 
 namespace gpuvet::import {
 namespace {
@@ -201,6 +202,7 @@ HostPressure& pressure(Facts& out) {
 // ================================================================== numactl --hardware
 
 int sniff_numactl_hardware(std::string_view text) {
+  text = sniff_head(text);
   int best = 0;
   int lines = 0;
   for_each_line(text, [&](std::string_view line) {
@@ -305,6 +307,7 @@ Status import_numactl_hardware(std::string_view text, Facts& out) {
 // ================================================================== numactl --show
 
 int sniff_numactl_show(std::string_view text) {
+  text = sniff_head(text);
   bool policy = false, physcpubind = false;
   int lines = 0;
   for_each_line(text, [&](std::string_view line) {
@@ -387,6 +390,7 @@ Status import_numactl_show(std::string_view text, Facts& out) {
 // ================================================================== lscpu
 
 int sniff_lscpu(std::string_view text) {
+  text = sniff_head(text);
   bool arch = false, cpus = false, model = false, threads = false;
   int lines = 0;
   for_each_line(text, [&](std::string_view line) {
@@ -486,6 +490,7 @@ Status import_lscpu(std::string_view text, Facts& out) {
 // ================================================================== mpstat -P ALL
 
 int sniff_mpstat(std::string_view text) {
+  text = sniff_head(text);
   int best = 0;
   int lines = 0;
   for_each_line(text, [&](std::string_view line) {
@@ -555,6 +560,7 @@ Status import_mpstat(std::string_view text, Facts& out) {
 // ================================================================== iostat -x
 
 int sniff_iostat(std::string_view text) {
+  text = sniff_head(text);
   int best = 0;
   int lines = 0;
   for_each_line(text, [&](std::string_view line) {
@@ -654,6 +660,7 @@ Status import_iostat(std::string_view text, Facts& out) {
 // ================================================================== sar -n DEV
 
 int sniff_sar_net_dev(std::string_view text) {
+  text = sniff_head(text);
   int lines = 0;
   int best = 0;
   for_each_line(text, [&](std::string_view line) {

@@ -10,6 +10,8 @@
 // garbage, truncated, binary or huge input.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <string_view>
 #include <vector>
 
@@ -18,7 +20,24 @@
 
 namespace gpuvet::import {
 
+// How much of a text a sniffer may look at: its first kSniffHeadBytes and, for logs whose
+// telling line comes last (a watchdog timeout), its last kSniffTailBytes. Recognising a format
+// costs the same on a 500 MB file as on a 5 kB one; the parser then reads the whole text.
+inline constexpr std::size_t kSniffHeadBytes = std::size_t{1} << 20;
+inline constexpr std::size_t kSniffTailBytes = std::size_t{1} << 20;
+
+// The parts of `text` a sniffer may read.
+inline std::string_view sniff_head(std::string_view text) {
+  return text.substr(0, kSniffHeadBytes);
+}
+inline std::string_view sniff_tail(std::string_view text) {
+  return text.size() <= kSniffHeadBytes
+             ? std::string_view{}
+             : text.substr(std::max(kSniffHeadBytes, text.size() - kSniffTailBytes));
+}
+
 // 0: not this format. 1..100: how sure (100: a signature line only this format has).
+// Reads no byte of `text` outside sniff_head() and sniff_tail().
 using SniffFn = int (*)(std::string_view text);
 // Fills `out` (fresh for this input). Returns non-ok only when nothing usable was
 // read (out.notes then says why); partial damage is a note, not a failure.

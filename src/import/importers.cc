@@ -21,9 +21,10 @@ namespace gpuvet::import {
 namespace {
 
 int sniff_kernel_log(std::string_view text) {
+  text = sniff_head(text);
   if (!looks_like_kernel_log(text)) return 0;
   // An NVRM line is specific; a plain timestamped log less so.
-  return text.substr(0, 1 << 20).find("NVRM") != std::string_view::npos ? 90 : 60;
+  return text.find("NVRM") != std::string_view::npos ? 90 : 60;
 }
 
 Status import_kernel_log(std::string_view text, Facts& out) {
@@ -64,7 +65,7 @@ Status import_capture_manifest(std::string_view text, Facts& out) {
 
 // /proc/driver/nvidia/params: "Key: Value" lines.
 int sniff_driver_params(std::string_view text) {
-  auto head = text.substr(0, 64 << 10);
+  auto head = sniff_head(text).substr(0, 64 << 10);
   const bool nvlink = head.find("\nNvLinkDisable: ") != std::string_view::npos ||
                       starts_with(head, "NvLinkDisable: ");
   return nvlink && head.find("EnableMSI: ") != std::string_view::npos ? 95 : 0;

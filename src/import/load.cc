@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <system_error>
 
@@ -196,18 +198,55 @@ class Merger {
   std::vector<std::string>& notes_;
 };
 
-// The GPU of `into` that `s` describes, or nullptr for a GPU not seen yet.
-GpuFacts* find_gpu(std::vector<GpuFacts>& into, const GpuFacts& s) {
-  if (s.pci_bus_id)
+// The GPU of `into` that `s` describes, or nullptr for a GPU not seen yet. `by_bus` is false
+// when the input of `s` gives its bus id to more than one GPU: that id then names none of them.
+GpuFacts* find_gpu(std::vector<GpuFacts>& into, const GpuFacts& s, bool by_bus) {
+  if (by_bus && s.pci_bus_id)
     for (auto& g : into)
       if (g.pci_bus_id == s.pci_bus_id) return &g;
   if (s.uuid)
     for (auto& g : into)
       if (g.uuid == s.uuid) return &g;
+  if (!by_bus) return nullptr;
   // By index only when neither side names the GPU differently.
   for (auto& g : into)
     if (g.index == s.index && (!s.pci_bus_id || !g.pci_bus_id) && (!s.uuid || !g.uuid)) return &g;
   return nullptr;
+}
+
+// Bus ids that one input gives to GPUs with different UUIDs: distinct boards cannot share a
+// PCI address, so such an input is damaged or mixes machines.
+std::set<std::string> shared_bus_ids(const std::vector<GpuFacts>& gpus) {
+  std::map<std::string, std::string> uuid_of;  // bus id → the first UUID seen on it
+  std::set<std::string> shared;
+  for (const auto& g : gpus) {
+    if (!g.pci_bus_id || !g.uuid) continue;
+    auto [it, inserted] = uuid_of.try_emplace(*g.pci_bus_id, *g.uuid);
+    if (!inserted && it->second != *g.uuid) shared.insert(*g.pci_bus_id);
+  }
+  return shared;
+}
+
+// One input that gives one PCI address to GPUs with different UUIDs: kept apart by the merge,
+// and said as a problem of the input, since no verdict about "the GPU at X" can be trusted.
+void report_shared_bus_ids(Facts& f, const std::string& origin) {
+  std::map<std::string, std::vector<const GpuFacts*>> on_bus;
+  for (const auto& g : f.gpus)
+    if (g.pci_bus_id && g.uuid) on_bus[*g.pci_bus_id].push_back(&g);
+  for (const auto& [bus, gpus] : on_bus) {
+    std::set<std::string> uuids;
+    for (const GpuFacts* g : gpus) uuids.insert(*g->uuid);
+    if (uuids.size() < 2) continue;
+    std::string names;
+    for (std::size_t i = 0; i < gpus.size() && i < 8; ++i)
+      names += (i ? ", GPU" : "GPU") + std::to_string(gpus[i]->index) + " " + *gpus[i]->uuid;
+    if (gpus.size() > 8) names += fmt::format(", {} more", gpus.size() - 8);
+    f.input_problems.push_back(fmt::format(
+        "{}: {} GPUs with different UUIDs claim PCI bus id {} ({}): one address holds one "
+        "board, so this input is damaged or mixes machines; they are kept apart",
+        origin, gpus.size(), bus, names));
+    f.notes.push_back(f.input_problems.back());
+  }
 }
 
 // Merges a later input's Facts into the earlier ones, member by member as fields(Facts) lists
@@ -224,8 +263,10 @@ class FactsMerger {
   // The same GPU (bus id, then UUID, then index) is merged field by field; a new one is added,
   // under a free index when its own is taken by another GPU.
   void operator()(std::string_view, std::vector<GpuFacts>& d, std::vector<GpuFacts>& s) {
+    const std::set<std::string> shared = shared_bus_ids(s);
     for (auto& g : s) {
-      if (GpuFacts* same = find_gpu(d, g)) {
+      const bool by_bus = !g.pci_bus_id || shared.count(*g.pci_bus_id) == 0;
+      if (GpuFacts* same = find_gpu(d, g, by_bus)) {
         Merger("GPU" + std::to_string(same->index) + " ", origin_, notes_).merge(*same, g);
         continue;
       }
@@ -248,14 +289,14 @@ class FactsMerger {
   void operator()(std::string_view, bool&, bool&) {}
   // The same pair (a, b) is merged field by field.
   void operator()(std::string_view, std::vector<GpuPair>& d, std::vector<GpuPair>& s) {
-    for (const auto& p : s) {
-      auto it = std::find_if(d.begin(), d.end(),
-                             [&](const GpuPair& q) { return q.a == p.a && q.b == p.b; });
-      if (it == d.end()) {
-        d.push_back(p);
-      } else {
-        Merger("", origin_, notes_).merge(*it, p);
-      }
+    std::map<std::pair<int, int>, std::size_t> at;  // (a, b) → index in d
+    for (std::size_t i = 0; i < d.size(); ++i) at.try_emplace({d[i].a, d[i].b}, i);
+    for (auto& p : s) {
+      auto [it, inserted] = at.try_emplace({p.a, p.b}, d.size());
+      if (inserted)
+        d.push_back(std::move(p));
+      else
+        Merger("", origin_, notes_).merge(d[it->second], p);
     }
     std::sort(d.begin(), d.end(), [](const GpuPair& x, const GpuPair& y) {
       return std::tie(x.a, x.b) < std::tie(y.a, y.b);
@@ -274,12 +315,10 @@ class FactsMerger {
   }
   // A process seen on the same GPU with the same host pid is the same process.
   void operator()(std::string_view, std::vector<ProcessFacts>& d, std::vector<ProcessFacts>& s) {
-    for (auto& p : s) {
-      const bool seen = std::any_of(d.begin(), d.end(), [&](const ProcessFacts& q) {
-        return q.gpu == p.gpu && q.host_pid == p.host_pid;
-      });
-      if (!seen) d.push_back(std::move(p));
-    }
+    std::set<std::pair<int, int>> seen;  // (gpu, host pid)
+    for (const auto& q : d) seen.emplace(q.gpu, q.host_pid);
+    for (auto& p : s)
+      if (seen.emplace(p.gpu, p.host_pid).second) d.push_back(std::move(p));
   }
   template <class T>
   void operator()(std::string_view, std::vector<T>& d, std::vector<T>& s, Append) {
@@ -294,6 +333,117 @@ class FactsMerger {
   const std::string& origin_;
   std::vector<std::string>& notes_;
 };
+
+// File names `gpuvet capture` writes. Names carry no meaning for what a file holds; they only
+// tell a capture bundle that lost its manifest from a directory of saved outputs.
+constexpr std::array<std::string_view, 22> kCaptureFileNames = {"nvidia-smi-q.txt",
+                                                                "nvidia-smi-q.xml",
+                                                                "nvidia-smi-topo-m.txt",
+                                                                "nvidia-smi-topo-p2p-r.txt",
+                                                                "nvidia-smi-topo-p2p-w.txt",
+                                                                "nvidia-smi-topo-p2p-n.txt",
+                                                                "nvidia-smi-topo-p2p-a.txt",
+                                                                "nvidia-smi-nvlink-s.txt",
+                                                                "nvidia-smi-query-gpu.csv",
+                                                                "nvidia-smi-pmon.txt",
+                                                                "nvidia-smi-dmon.txt",
+                                                                "dmesg.txt",
+                                                                "journalctl-k.txt",
+                                                                "numactl-hardware.txt",
+                                                                "numactl-show.txt",
+                                                                "lscpu.txt",
+                                                                "mpstat.txt",
+                                                                "iostat.txt",
+                                                                "sar-net-dev.txt",
+                                                                "nvidia-driver-params.txt",
+                                                                "nvidia-driver-version.txt",
+                                                                "gpuvet-facts.json"};
+// A capture's own files this many or more (or its gpuvet-facts.json) and no manifest.json:
+// a bundle whose capture did not finish. Fewer is too weak a sign (a user's own "dmesg.txt").
+constexpr int kBundleNameThreshold = 3;
+constexpr int kMaxWalkDepth = 64;  // links are not followed, so only a deep tree is bounded here
+
+struct Walk {
+  std::vector<fs::path> files;               // in name order, at most max_files
+  std::vector<std::string> notes;            // directories not read, files left out
+  std::vector<std::string> problems;         // capture bundles without their manifest
+  std::optional<std::error_code> top_error;  // the directory itself could not be listed
+  std::size_t unreadable_dirs = 0;
+};
+
+// Lists every regular file under `top` (links not followed), then keeps the first max_files in
+// name order, so which files are read does not depend on the order the file system lists them.
+Walk walk_directory(const fs::path& top, std::size_t max_files) {
+  Walk w;
+  std::size_t total = 0;
+  // Only the max_files smallest names are kept while walking: memory stays bounded by the cut.
+  auto keep = [&](fs::path p) {
+    ++total;
+    w.files.push_back(std::move(p));
+    if (w.files.size() > 2 * max_files + 1024) {
+      std::nth_element(w.files.begin(), w.files.begin() + static_cast<std::ptrdiff_t>(max_files),
+                       w.files.end());
+      w.files.resize(max_files);
+    }
+  };
+  std::vector<std::pair<fs::path, int>> pending{{top, 0}};
+  while (!pending.empty()) {
+    auto [dir, depth] = std::move(pending.back());
+    pending.pop_back();
+    std::error_code ec;
+    fs::directory_iterator it(dir, ec);
+    if (ec) {
+      if (depth == 0) {
+        w.top_error = ec;
+        return w;
+      }
+      ++w.unreadable_dirs;
+      w.notes.push_back(dir.string() + ": directory not read: " + ec.message());
+      continue;
+    }
+    bool manifest = false, facts_json = false;
+    int capture_names = 0;
+    for (; it != fs::directory_iterator(); it.increment(ec)) {
+      if (ec) break;
+      const fs::directory_entry& e = *it;
+      std::error_code sec;
+      const auto st = e.symlink_status(sec);
+      if (sec) {
+        w.notes.push_back(e.path().string() + ": not read: " + sec.message());
+        continue;
+      }
+      if (fs::is_directory(st)) {
+        if (depth + 1 < kMaxWalkDepth)
+          pending.emplace_back(e.path(), depth + 1);
+        else
+          w.notes.push_back(e.path().string() + ": not read: more than " +
+                            std::to_string(kMaxWalkDepth) + " directories deep");
+        continue;
+      }
+      if (!fs::is_regular_file(st)) continue;  // links, FIFOs and devices are not read
+      const std::string name = e.path().filename().string();
+      if (name == "manifest.json") manifest = true;
+      if (name == "gpuvet-facts.json") facts_json = true;
+      if (std::find(kCaptureFileNames.begin(), kCaptureFileNames.end(), name) !=
+          kCaptureFileNames.end())
+        ++capture_names;
+      keep(e.path());
+    }
+    if (ec) w.notes.push_back(dir.string() + ": listing stopped: " + ec.message());
+    if (!manifest && (facts_json || capture_names >= kBundleNameThreshold))
+      w.problems.push_back(
+          dir.string() +
+          ": looks like a gpuvet capture bundle but has no manifest.json: the capture did not "
+          "finish (interrupted, or a write failed), so what it holds may be partial");
+  }
+  std::sort(w.files.begin(), w.files.end());
+  if (w.files.size() > max_files) w.files.resize(max_files);
+  if (total > w.files.size())
+    w.notes.push_back(fmt::format(
+        "{} files not read (more than {}): the first {} in name order under {} were read",
+        total - w.files.size(), max_files, w.files.size(), top.string()));
+  return w;
+}
 
 }  // namespace
 
@@ -382,6 +532,7 @@ Facts import_text(std::string_view text, const std::string& origin, const Import
     out.imported.push_back(std::move(record));
     merge_facts(out, std::move(one), where);
   }
+  report_shared_bus_ids(out, origin);
   return out;
 }
 
@@ -402,41 +553,63 @@ using namespace import;  // the helpers above
 
 Result<Facts> import_path(const std::string& path, const ImportOptions& options) {
   std::error_code ec;
-  auto status = fs::symlink_status(path, ec);
-  if (ec || !fs::exists(status)) return Status::not_found(path + ": no such file or directory");
+  // The path itself is followed if it is a link; links inside a directory are not.
+  auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) {
+    if (!ec || ec == std::errc::no_such_file_or_directory)
+      return Status::not_found(path + ": no such file or directory");
+    if (ec == std::errc::permission_denied)
+      return Status::permission_denied(path + ": " + ec.message());
+    return Status::invalid_input(path + ": " + ec.message());
+  }
+  Facts all;
   std::vector<fs::path> files;
   if (fs::is_directory(status)) {
-    fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec),
-        end;
-    if (ec) return Status::permission_denied(path + ": " + ec.message());
-    for (; it != end; it.increment(ec)) {
-      if (ec) break;
-      if (it->is_regular_file(ec) && !it->is_symlink(ec)) files.push_back(it->path());
-      if (files.size() >= options.max_files) break;
-    }
-    std::sort(files.begin(), files.end());
-  } else {
+    Walk walk = walk_directory(path, options.max_files);
+    if (walk.top_error) return Status::permission_denied(path + ": " + walk.top_error->message());
+    files = std::move(walk.files);
+    all.notes = std::move(walk.notes);
+    all.input_problems = std::move(walk.problems);
+    all.notes.insert(all.notes.end(), all.input_problems.begin(), all.input_problems.end());
+    if (files.empty())
+      return walk.unreadable_dirs > 0
+                 ? Status::permission_denied(path + ": no file could be listed (" +
+                                             all.notes.front() + ")")
+                 : Status::invalid_input(path + ": no files to read");
+  } else if (fs::is_regular_file(status)) {
     files.push_back(path);
+  } else {
+    return Status::invalid_input(path + ": not a regular file or a directory");
   }
-  if (files.empty()) return Status::invalid_input(path + ": no files to read");
 
-  Facts all;
   std::size_t readable = 0;
+  std::vector<std::string> why_not;  // for the error when no file could be read
+  bool denied = false;
+  auto skip = [&](std::string why, bool permission) {
+    denied = denied || permission;
+    why_not.push_back(why);
+    all.notes.push_back(std::move(why));
+  };
   for (const auto& file : files) {
     const std::string name = file.string();
     auto size = fs::file_size(file, ec);
     if (ec) {
-      all.notes.push_back(name + ": cannot read: " + ec.message());
+      skip(name + ": cannot read: " + ec.message(), ec == std::errc::permission_denied);
       continue;
     }
     if (size > options.max_file_bytes) {
-      all.notes.push_back(fmt::format("{}: skipped, {} MB is over the {} MB limit", name,
-                                      size >> 20, options.max_file_bytes >> 20));
+      skip(fmt::format("{}: skipped, {} MiB is over the {} MiB limit", name, size >> 20,
+                       options.max_file_bytes >> 20),
+           false);
       continue;
     }
+    errno = 0;
     std::ifstream in(file, std::ios::binary);
     if (!in) {
-      all.notes.push_back(name + ": cannot open");
+      const int err = errno;
+      skip(name + ": cannot open" +
+               (err ? ": " + std::error_code(err, std::generic_category()).message() : ""),
+           err == EACCES || err == EPERM);
       continue;
     }
     std::string text(static_cast<std::size_t>(size), '\0');
@@ -450,7 +623,18 @@ Result<Facts> import_path(const std::string& path, const ImportOptions& options)
     merge_facts(all, std::move(one), name);
     all.notes.insert(all.notes.end(), notes.begin(), notes.end());
   }
-  if (readable == 0) return Status::permission_denied(path + ": no readable file");
+  if (readable == 0) {
+    // Say why, in the words of the first few failures: "over the limit" is not "unreadable".
+    std::string reasons;
+    for (std::size_t i = 0; i < why_not.size() && i < 3; ++i)
+      reasons += (i ? "; " : "") + why_not[i];
+    if (why_not.size() > 3) reasons += fmt::format("; {} more", why_not.size() - 3);
+    if (files.size() == 1)
+      reasons = why_not.empty() ? path + ": not read" : why_not.front();
+    else
+      reasons = path + ": no file could be read (" + reasons + ")";
+    return denied ? Status::permission_denied(reasons) : Status::invalid_input(reasons);
+  }
   if (all.gpus.empty()) {
     all.gpu_facts_unavailable = true;
     all.notes.push_back(

@@ -8,6 +8,8 @@
 // describe the same GPU (bus id, then UUID, then index) are merged; when two
 // inputs disagree on a stable fact (name, UUID, link width max, power limit …)
 // the first is kept and the disagreement is a note, never silently resolved.
+// GPUs that one input puts on one bus id with different UUIDs are not merged:
+// they stay apart and are an input problem (Facts::input_problems).
 // Stateless free functions; thread-safe.
 #pragma once
 

@@ -2,10 +2,18 @@
 
 #include "import/importer.h"
 
-#include <gtest/gtest.h>
+#include "fixture_util.h"
 
+#include <grp.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 namespace gpuvet::import {
 namespace {
@@ -173,6 +181,264 @@ TEST(ImportPathTest, DirectoryIsWalkedAndNamesDoNotMatter) {
 
 TEST(ImportPathTest, MissingPathIsNotFound) {
   EXPECT_EQ(import_path("/nonexistent/gpuvet-bundle").status().code(), StatusCode::kNotFound);
+}
+
+namespace fs = std::filesystem;
+using gpuvet::testing::all_notes;
+using gpuvet::testing::has_note;
+
+// A fresh directory under the temp dir, removed (permissions restored first) at the end.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& tag)
+      : path_(fs::temp_directory_path() / ("gpuvet-" + tag + "-" + std::to_string(::getpid()))) {
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+    fs::permissions(path_, fs::perms::all & ~(fs::perms::group_write | fs::perms::others_write));
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(path_, ec);
+         it != fs::recursive_directory_iterator(); it.increment(ec))
+      fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+  void write(const std::string& rel, const std::string& text) const {
+    fs::create_directories((path_ / rel).parent_path());
+    std::ofstream(path_ / rel, std::ios::binary) << text;
+  }
+
+ private:
+  fs::path path_;
+};
+
+constexpr const char* kLscpu =
+    "Architecture:        x86_64\nCPU(s):              64\nModel name:          AMD EPYC\n";
+constexpr const char* kDmesg =
+    "[ 10.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=7, name=a.out, Graphics Exception\n";
+
+std::string pmon_header() {
+  return "# gpu         pid  type    sm   mem   enc   dec   command\n"
+         "# Idx           #   C/G     %     %     %     %   name\n";
+}
+
+std::string pmon_rows(int first_pid, int n) {
+  std::string s;
+  s.reserve(static_cast<std::size_t>(n) * 64);
+  char line[96];
+  for (int i = 0; i < n; ++i) {
+    std::snprintf(line, sizeof line, "    %d %9d     C    10     5     -     -   python\n", i % 8,
+                  first_pid + i);
+    s += line;
+  }
+  return s;
+}
+
+// `nvidia-smi topo -m` of n GPUs, every pair NV18, with its legend.
+std::string topo_matrix(int n) {
+  std::string s = "\t";
+  for (int j = 0; j < n; ++j) s += "GPU" + std::to_string(j) + "\t";
+  s += "CPU Affinity\tNUMA Affinity\tGPU NUMA ID\n";
+  for (int i = 0; i < n; ++i) {
+    s += "GPU" + std::to_string(i);
+    for (int j = 0; j < n; ++j) s += i == j ? "\t X " : "\tNV18";
+    s += "\t0-63\t0\t\tN/A\n";
+  }
+  s += "\nLegend:\n\n  X    = Self\n  SYS  = Connection traversing PCIe as well as the SMP "
+       "interconnect between NUMA nodes (e.g., QPI/UPI)\n  NV#  = Connection traversing a "
+       "bonded set of # NVLinks\n";
+  return s;
+}
+
+// Runs `body` in a child process that must exit 0 within `limit_s` seconds: a merge that
+// grows with the square of its input never gets there. The bound is generous; no timing is
+// asserted beyond it.
+template <class Body>
+void in_child_within(unsigned limit_s, Body body) {
+  EXPECT_EXIT(
+      {
+        ::alarm(limit_s);
+        body();
+        std::fflush(stderr);
+        std::_Exit(::testing::Test::HasFailure() ? 1 : 0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+TEST(ImportScaleTest, TopologyOf1024GpusImportsEveryPair) {
+  const std::string text = topo_matrix(1024);
+  in_child_within(60, [&] {
+    const Facts f = import_text(text, "topo1024.txt");
+    EXPECT_EQ(f.gpus.size(), 1024u);
+    EXPECT_EQ(f.pairs.size(), 1024u * 1023u / 2u);
+  });
+}
+
+TEST(ImportScaleTest, HundredThousandPmonRowsInEachOfTwoInputsKeepEveryProcess) {
+  // Two samples of 100 000 processes, half of them the same: each (gpu, pid) once.
+  const std::string text = "$ nvidia-smi pmon -c 1\n" + pmon_header() + pmon_rows(1000, 100000) +
+                           "$ nvidia-smi pmon -c 1\n" + pmon_header() + pmon_rows(51000, 100000);
+  in_child_within(60, [&] {
+    const Facts f = import_text(text, "pmon.txt");
+    EXPECT_EQ(f.processes.size(), 150000u);
+    EXPECT_EQ(f.gpus.size(), 8u);
+  });
+}
+
+TEST(ImportPathTest, ManyFilesAreCutInNameOrderAndTheCutIsNoted) {
+  ScratchDir dir("many");
+  for (int i = 0; i < 300; ++i) dir.write("z-junk-" + std::to_string(i) + ".txt", "junk\n");
+  dir.write("a-real.txt", kDmesg);
+  ImportOptions options;
+  options.max_files = 1;
+  auto f = import_path(dir.path().string(), options);
+  ASSERT_TRUE(f.is_ok()) << f.status().to_string();
+  EXPECT_EQ(f.value().kernel_log.xids.size(), 1u);
+  ASSERT_EQ(f.value().imported.size(), 1u);
+  EXPECT_NE(f.value().imported[0].path.find("a-real.txt"), std::string::npos);
+  EXPECT_TRUE(has_note(f.value(), "300 files not read (more than 1)")) << all_notes(f.value());
+}
+
+TEST(ImportPathTest, BundleWithoutManifestIsAnInputProblem) {
+  ScratchDir dir("bundle");
+  dir.write("lscpu.txt", kLscpu);
+  dir.write("dmesg.txt", kDmesg);
+  dir.write("nvidia-smi-q.txt", "");
+  dir.write("numactl-show.txt", "");
+  auto f = import_path(dir.path().string());
+  ASSERT_TRUE(f.is_ok()) << f.status().to_string();
+  ASSERT_EQ(f.value().input_problems.size(), 1u);
+  EXPECT_NE(f.value().input_problems[0].find("has no manifest.json"), std::string::npos);
+  EXPECT_TRUE(has_note(f.value(), "has no manifest.json")) << all_notes(f.value());
+
+  // The same files with a manifest: complete.
+  dir.write("manifest.json", "{\"schema\": \"gpuvet.capture/1\", \"commands\": []}\n");
+  f = import_path(dir.path().string());
+  ASSERT_TRUE(f.is_ok()) << f.status().to_string();
+  EXPECT_TRUE(f.value().input_problems.empty());
+
+  // gpuvet-facts.json alone is a capture's file too.
+  ScratchDir facts_only("bundle-facts");
+  facts_only.write("gpuvet-facts.json", "{}\n");
+  facts_only.write("notes.txt", kLscpu);
+  f = import_path(facts_only.path().string());
+  ASSERT_TRUE(f.is_ok()) << f.status().to_string();
+  EXPECT_EQ(f.value().input_problems.size(), 1u);
+}
+
+TEST(ImportPathTest, SavedOutputsUnderTheirOwnNamesAreNotABundle) {
+  ScratchDir dir("own-names");
+  dir.write("lscpu.txt", kLscpu);
+  dir.write("dmesg.txt", kDmesg);
+  auto f = import_path(dir.path().string());
+  ASSERT_TRUE(f.is_ok()) << f.status().to_string();
+  EXPECT_TRUE(f.value().input_problems.empty());
+}
+
+TEST(ImportPathTest, FileOverTheSizeLimitSaysSo) {
+  ScratchDir dir("big");
+  dir.write("big.txt", std::string(4096, 'x'));
+  ImportOptions options;
+  options.max_file_bytes = 1024;
+  auto f = import_path((dir.path() / "big.txt").string(), options);
+  ASSERT_FALSE(f.is_ok());
+  EXPECT_NE(f.status().message().find("over the"), std::string::npos) << f.status().message();
+  EXPECT_EQ(f.status().message().find("no readable file"), std::string::npos);
+  // A directory of such files says it too.
+  f = import_path(dir.path().string(), options);
+  ASSERT_FALSE(f.is_ok());
+  EXPECT_NE(f.status().message().find("over the"), std::string::npos) << f.status().message();
+}
+
+TEST(ImportPathTest, PathErrorsKeepTheirOwnReason) {
+  ScratchDir dir("notdir");
+  dir.write("file.txt", kLscpu);
+  auto f = import_path((dir.path() / "file.txt" / "x.txt").string());
+  ASSERT_FALSE(f.is_ok());
+  EXPECT_NE(f.status().message().find("Not a directory"), std::string::npos)
+      << f.status().message();
+}
+
+// Permission errors need a user that permissions apply to: as root the check runs in a child
+// that has dropped to nobody.
+void drop_root_or_exit() {
+  if (::geteuid() != 0) return;
+  if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) {
+    std::fprintf(stderr, "cannot drop to uid 65534\n");
+    std::_Exit(2);
+  }
+}
+
+TEST(ImportPathTest, PermissionErrorsSayPermissionDenied) {
+  ScratchDir dir("perm");
+  dir.write("readable/lscpu.txt", kLscpu);
+  dir.write("closed/x.txt", kDmesg);
+  dir.write("readable/inner/x.txt", kDmesg);
+  fs::permissions(dir.path() / "closed", fs::perms::none);
+  fs::permissions(dir.path() / "readable" / "inner", fs::perms::none);
+  const std::string root = dir.path().string();
+  EXPECT_EXIT(
+      {
+        drop_root_or_exit();
+        int bad = 0;
+        auto expect = [&](bool ok, const std::string& what) {
+          if (!ok) {
+            std::fprintf(stderr, "%s\n", what.c_str());
+            ++bad;
+          }
+        };
+        // A file under a directory that cannot be entered.
+        auto f = import_path(root + "/closed/x.txt");
+        expect(!f.is_ok() && f.status().code() == StatusCode::kPermissionDenied &&
+                   f.status().message().find("Permission denied") != std::string::npos,
+               "file: " + f.status().to_string());
+        // The directory itself.
+        f = import_path(root + "/closed");
+        expect(!f.is_ok() && f.status().code() == StatusCode::kPermissionDenied &&
+                   f.status().message().find("Permission denied") != std::string::npos,
+               "dir: " + f.status().to_string());
+        // A subdirectory inside a readable one: read what can be read, note the rest.
+        f = import_path(root + "/readable");
+        expect(f.is_ok() && has_note(f.value(), "inner: directory not read: Permission denied"),
+               "subdir: " + (f.is_ok() ? all_notes(f.value()) : f.status().to_string()));
+        std::fflush(stderr);
+        std::_Exit(bad);
+      },
+      ::testing::ExitedWithCode(0), "");
+  fs::permissions(dir.path() / "closed", fs::perms::owner_all);
+  fs::permissions(dir.path() / "readable" / "inner", fs::perms::owner_all);
+}
+
+TEST(MergeTest, TwoUuidsOnOneBusIdInOneInputStayTwoGpusAndAreAProblem) {
+  const std::string csv =
+      "index, name, pci.bus_id, uuid\n"
+      "0, NVIDIA H200, 00000000:3B:00.0, GPU-11111111-1111-1111-1111-111111111111\n"
+      "1, NVIDIA H200, 00000000:3B:00.0, GPU-22222222-2222-2222-2222-222222222222\n";
+  const Facts f = import_text(csv, "query.csv");
+  ASSERT_EQ(f.imported.size(), 1u);
+  ASSERT_EQ(f.imported[0].format, "nvidia-smi-query-csv");
+  ASSERT_EQ(f.gpus.size(), 2u) << all_notes(f);
+  EXPECT_NE(f.gpus[0].uuid, f.gpus[1].uuid);
+  ASSERT_EQ(f.input_problems.size(), 1u) << all_notes(f);
+  EXPECT_NE(f.input_problems[0].find("claim PCI bus id 0000:3b:00.0"), std::string::npos)
+      << f.input_problems[0];
+  EXPECT_TRUE(has_note(f, "claim PCI bus id 0000:3b:00.0")) << all_notes(f);
+}
+
+TEST(MergeTest, OneGpuSeenTwiceInOneInputIsStillOne) {
+  // The same board in -q and -L parts of one paste: joined, no problem.
+  const std::string csv =
+      "index, name, pci.bus_id, uuid\n"
+      "0, NVIDIA H200, 00000000:3B:00.0, GPU-11111111-1111-1111-1111-111111111111\n";
+  const Facts f =
+      import_text("$ nvidia-smi --query-gpu=index,name,pci.bus_id,uuid --format=csv\n" + csv +
+                      "$ nvidia-smi --query-gpu=index,name,pci.bus_id,uuid "
+                      "--format=csv\n" +
+                      csv,
+                  "paste.txt");
+  EXPECT_EQ(f.gpus.size(), 1u) << all_notes(f);
+  EXPECT_TRUE(f.input_problems.empty());
 }
 
 }  // namespace

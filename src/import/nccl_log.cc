@@ -11,6 +11,7 @@
 
 #include "core/text_scan.h"
 #include "core/util.h"
+#include "import/importer.h"
 
 namespace gpuvet::import {
 namespace {
@@ -414,17 +415,26 @@ void handle_line(std::string_view raw, LogState& st, EventSink& sink) {
 }
 
 // A nccl-tests *_perf table header: those inputs belong to the nccl-tests importer.
+// Line by line: a search from each "algbw" back to its line start would cost the square of a
+// long line's length.
 bool has_nccl_tests_table(std::string_view text) {
-  std::size_t p = 0;
-  while ((p = find(text, "algbw", p)) != npos) {
-    std::size_t ls = text.rfind('\n', p);
-    ls = ls == npos ? 0 : ls + 1;
-    std::size_t le = text.find('\n', p);
-    std::string_view line = text.substr(ls, (le == npos ? text.size() : le) - ls);
-    if (contains(line, "busbw") && contains(line, "size") && contains(line, "time")) return true;
-    p += 5;
-  }
+  text_scan::LineReader lines(text);
+  for (std::string_view line; lines.next(line);)
+    if (contains(line, "algbw") && contains(line, "busbw") && contains(line, "size") &&
+        contains(line, "time"))
+      return true;
   return false;
+}
+
+// The watchdog line, not a quote of it in prose or a Markdown table.
+bool has_watchdog_line(std::string_view text) {
+  std::size_t w = find(text, "Watchdog caught collective operation timeout");
+  if (w == npos) return false;
+  std::size_t ls = text.rfind('\n', w);
+  ls = ls == npos ? 0 : ls + 1;
+  std::string_view prefix = text.substr(ls, w - ls);
+  return prefix.size() <= 200 && prefix.find('|') == std::string_view::npos &&
+         prefix.find('"') == std::string_view::npos;
 }
 
 }  // namespace
@@ -467,20 +477,21 @@ std::size_t parse_nccl_log_events(std::string_view text, std::vector<NcclEvent>&
   return st.nccl_lines;
 }
 
-int sniff_nccl_log(std::string_view text) {
-  if (text.empty() || has_nccl_tests_table(text)) return 0;
+int sniff_nccl_log(std::string_view whole) {
+  // The start of a run (NCCL INFO lines at init) and, for a long log, its end: a watchdog
+  // timeout is the last thing a hung job prints.
+  std::string_view text = sniff_head(whole);
+  const std::string_view tail = sniff_tail(whole);
+  if (text.empty() || has_nccl_tests_table(text) || has_nccl_tests_table(tail)) return 0;
   int best = 0;
-  // The watchdog line, not a quote of it in prose or a Markdown table.
-  if (std::size_t w = find(text, "Watchdog caught collective operation timeout"); w != npos) {
-    std::size_t ls = text.rfind('\n', w);
-    ls = ls == npos ? 0 : ls + 1;
-    std::string_view prefix = text.substr(ls, w - ls);
-    if (prefix.size() <= 200 && prefix.find('|') == std::string_view::npos &&
-        prefix.find('"') == std::string_view::npos)
-      best = 95;
-  }
+  if (has_watchdog_line(text) || has_watchdog_line(tail)) best = 95;
   std::size_t p = find(text, "NCCL INFO");
   if (p == npos) p = find(text, "NCCL WARN");
+  if (p == npos && !tail.empty()) {
+    p = find(tail, "NCCL INFO");
+    if (p == npos) p = find(tail, "NCCL WARN");
+    if (p != npos) text = tail;
+  }
   if (p != npos) {
     // "host:pid:tid [dev] NCCL INFO" is NCCL's own prefix; a bare "NCCL INFO" line (a user
     // pasted the message only) is still NCCL's.
@@ -496,8 +507,10 @@ int sniff_nccl_log(std::string_view text) {
     else
       best = std::max(best, 10);  // "NCCL INFO" quoted inside prose (a README, a ticket text)
   }
-  if (best == 0 && contains(text, "ProcessGroupNCCL")) best = 60;
-  if (best == 0 && is_error_text(text.substr(0, 1 << 20))) best = 40;
+  if (best == 0 &&
+      (contains(sniff_head(whole), "ProcessGroupNCCL") || contains(tail, "ProcessGroupNCCL")))
+    best = 60;
+  if (best == 0 && is_error_text(sniff_head(whole))) best = 40;
   return best;
 }
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/text_scan.h"
 #include "core/util.h"
 
 namespace gpuvet::import {
@@ -277,6 +278,7 @@ namespace {
 using namespace nvsmi;
 
 constexpr std::size_t kSniffLines = 400;
+constexpr std::size_t kSniffBytes = 256u << 10;  // 400 lines of -q are about 20 kB
 // Far above any one node (NVL72 trays hold 4); bounds what garbage can make us allocate.
 constexpr std::size_t kMaxGpus = 1024;
 constexpr int kMaxWalkDepth = 6;  // known sections nest 3-4 deep; garbage must not recurse far
@@ -664,7 +666,8 @@ bool is_nvsmi_error(std::string_view line) {
 int sniff_nvsmi_q(std::string_view text) {
   std::size_t known = 0, headers = 0, errors = 0, lines = 0;
   bool banner = false;
-  for (std::string_view raw : split_lines(text)) {
+  text_scan::LineReader reader(text, kSniffBytes);
+  for (std::string_view raw; reader.next(raw);) {
     if (++lines > kSniffLines) break;
     std::string_view line = trim(raw);
     if (line.empty()) continue;
@@ -815,7 +818,8 @@ std::optional<ListLine> parse_list_line(std::string_view raw) {
 int sniff_nvsmi_list(std::string_view text) {
   std::size_t gpus = 0, migs = 0, other = 0, lines = 0;
   bool link_words = false;
-  for (std::string_view raw : split_lines(text)) {
+  text_scan::LineReader reader(text, kSniffBytes);
+  for (std::string_view raw; reader.next(raw);) {
     if (++lines > kSniffLines) break;
     if (trim(raw).empty()) continue;
     auto l = parse_list_line(raw);

@@ -16,11 +16,11 @@ namespace gpuvet::import {
 namespace {
 
 constexpr std::size_t npos = std::string_view::npos;
-// Bounds that keep garbage from costing more than a real machine would: no node has a
-// thousand GPUs, a matrix row of more than 512 cells is not nvidia-smi's.
+// Bounds that keep garbage from costing more than a real machine would: 1024 GPUs (far more
+// than a node has) and some NICs make the widest matrix row nvidia-smi could print.
 constexpr int kMaxGpuIndex = 1023;
 constexpr int kMaxLinkIndex = 255;
-constexpr std::size_t kMaxColumns = 512;
+constexpr std::size_t kMaxColumns = 1024 + 64;
 constexpr std::size_t kMaxNotes = 64;
 constexpr std::size_t kMaxQuoted = 80;  // input text quoted in a note
 // Sniffing looks at the start of the text only.

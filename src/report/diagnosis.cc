@@ -144,7 +144,8 @@ std::string render_diagnosis_text(const Facts& facts, const Diagnosis& d,
   std::ostringstream o;
   o << c(kBold) << "gpuvet diagnose" << c(kReset) << " — " << machine_line(facts) << "\n";
   const bool clean = d.worst <= Severity::kInfo;
-  o << c(kBold) << c(severity_color(d.worst)) << (clean ? "OK" : upper(severity_name(d.worst)))
+  o << c(kBold) << c(severity_color(d.worst))
+    << (clean ? (d.incomplete.empty() ? "OK" : "INCOMPLETE") : upper(severity_name(d.worst)))
     << c(kReset) << c(kBold) << "  bottleneck: " << bottleneck_name(d.bottleneck) << c(kReset);
   // The deciding finding by name only: its evidence follows in full just below.
   const Finding* decisive = nullptr;

@@ -138,13 +138,26 @@ Diagnosis diagnose(const Facts& facts, const DiagnoseOptions& options) {
   for (const auto& f : d.findings) d.worst = std::max(d.worst, f.severity);
   decide_bottleneck(facts, options.thresholds, d);
   recognise_symptoms(d);
-  for (const auto& n : facts.notes) d.notes.push_back(n);
+  // Offline input that describes no GPU: the host findings stand, but "no finding" about the
+  // GPUs would be read as "GPUs checked". (Live, no GPU is the finding gpu-missing.)
+  if (!facts.imported.empty() && facts.gpus.empty())
+    d.incomplete.push_back(
+        "GPUs could not be judged: no GPU facts in the input (no nvidia-smi, topo or gpuvet "
+        "output was recognised)");
+  for (const auto& p : facts.input_problems) d.incomplete.push_back(p);
+  d.notes = d.incomplete;
+  for (const auto& n : facts.notes)
+    if (std::find(d.incomplete.begin(), d.incomplete.end(), n) == d.incomplete.end())
+      d.notes.push_back(n);
   for (auto& n : e.take_notes()) d.notes.push_back(std::move(n));
   coverage_notes(facts, d.notes);
   return d;
 }
 
-int diagnosis_exit_code(const Diagnosis& d) { return severity_exit_code(d.worst); }
+int diagnosis_exit_code(const Diagnosis& d) {
+  if (d.worst < Severity::kCritical && !d.incomplete.empty()) return 3;
+  return severity_exit_code(d.worst);
+}
 
 int severity_exit_code(Severity s) {
   switch (s) {

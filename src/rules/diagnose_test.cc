@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "gpuvet/import.h"
+
 #include <set>
 #include <string>
 
@@ -84,6 +86,57 @@ TEST(Diagnose, WorstFirstThenTriageStep) {
   EXPECT_EQ(diagnosis_exit_code(d), 2);
   EXPECT_EQ(d.bottleneck, Bottleneck::kHardware);
   EXPECT_NE(d.bottleneck_reason.find("gpu-unresponsive"), std::string::npos);
+}
+
+bool has_note(const Diagnosis& d, const std::string& part) {
+  for (const auto& n : d.notes)
+    if (n.find(part) != std::string::npos) return true;
+  return false;
+}
+
+TEST(Diagnose, OfflineInputWithoutGpuFactsIsIncompleteNotOk) {
+  const Facts f = import_text(
+      "Architecture:        x86_64\nCPU(s):              64\nModel name:          AMD EPYC\n",
+      "lscpu.txt");
+  ASSERT_TRUE(f.gpus.empty());
+  const Diagnosis d = diagnose(f);
+  EXPECT_EQ(d.worst, Severity::kOk);
+  ASSERT_EQ(d.incomplete.size(), 1u);
+  EXPECT_TRUE(has_note(d, "GPUs could not be judged: no GPU facts in the input"));
+  EXPECT_EQ(diagnosis_exit_code(d), 3);
+}
+
+TEST(Diagnose, CriticalFindingWinsOverAnIncompleteInput) {
+  // A kernel log alone: no GPU facts, but an Xid 79 is still critical.
+  const Facts f = import_text(
+      "[ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen "
+      "off the bus.\n",
+      "dmesg.txt");
+  ASSERT_TRUE(f.gpus.empty());
+  const Diagnosis d = diagnose(f);
+  EXPECT_EQ(d.worst, Severity::kCritical);
+  EXPECT_FALSE(d.incomplete.empty());
+  EXPECT_EQ(diagnosis_exit_code(d), 2);
+}
+
+TEST(Diagnose, InputProblemsMakeTheVerdictIncomplete) {
+  Facts f;
+  f.gpus = {gpu(0)};
+  f.imported = {{"bundle/nvidia-smi-q.xml", "nvidia-smi-q-xml", {}}};
+  f.input_problems = {"bundle: looks like a gpuvet capture bundle but has no manifest.json"};
+  const Diagnosis d = diagnose(f);
+  EXPECT_EQ(d.incomplete, f.input_problems);
+  EXPECT_TRUE(has_note(d, "has no manifest.json"));
+  EXPECT_EQ(diagnosis_exit_code(d), 3);
+}
+
+TEST(Diagnose, LiveFactsWithoutGpusAreNotMarkedIncomplete) {
+  // Live collection reports the absence as gpu-missing; the offline rule must not apply.
+  Facts f;
+  f.sources = {{"nvml", true, "libnvidia-ml.so.1", 30, {}}};
+  const Diagnosis d = diagnose(f);
+  EXPECT_TRUE(d.incomplete.empty());
+  EXPECT_EQ(diagnosis_exit_code(d), 2);
 }
 
 TEST(Diagnose, NothingWrongIsNoneOrComputeOrUnknown) {
