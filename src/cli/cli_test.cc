@@ -305,6 +305,27 @@ TEST(CliOutput, ControlCharactersOfAPasteNeverReachTheTerminal) {
   }
 }
 
+TEST(CliOutput, ColourOnlyOnATerminalThatCanShowIt) {
+  // `script` gives gpuvet a pseudo-terminal as stdout.
+  const auto on_a_terminal = [](const std::string& env) {
+    return shell("exec env " + env + " script -qec \"'$0' diagnose --from '" + task("task-02.txt") +
+                     "'\" /dev/null < /dev/null",
+                 std::chrono::seconds(60))
+        .out;
+  };
+  const std::string xterm = on_a_terminal("-u NO_COLOR TERM=xterm");
+  if (xterm.find("gpuvet diagnose") == std::string::npos)
+    GTEST_SKIP() << "no pseudo-terminal here (script printed: " << xterm << ")";
+  EXPECT_NE(xterm.find("\x1b[1m"), std::string::npos) << xterm;
+  EXPECT_NE(on_a_terminal("NO_COLOR= TERM=xterm").find("\x1b[1m"), std::string::npos);
+  for (const char* env :
+       {"-u NO_COLOR TERM=dumb", "-u NO_COLOR -u TERM", "NO_COLOR=1 TERM=xterm"}) {
+    const std::string out = on_a_terminal(env);
+    EXPECT_NE(out.find("gpuvet diagnose"), std::string::npos) << env << "\n" << out;
+    EXPECT_EQ(out.find('\x1b'), std::string::npos) << env << "\n" << out;
+  }
+}
+
 TEST(CliCommand, AnUnknownCommandIsNamedWithTheNearestOne) {
   for (std::vector<std::string> args :
        {std::vector<std::string>{"culprit", "--help"}, std::vector<std::string>{"culprit"},
