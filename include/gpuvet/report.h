@@ -8,6 +8,7 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "gpuvet/bench.h"
 #include "gpuvet/diagnose.h"
@@ -25,9 +26,26 @@ struct JsonOptions {
 std::string facts_to_json(const Facts& facts, const JsonOptions& options = {});
 
 struct TextOptions {
-  bool color = false;  // ANSI colours (only when stdout is a TTY)
+  bool color = false;  // ANSI colours (see color_wanted)
   bool verbose = false;
 };
+
+// What decides whether text output is coloured; the environment strings are null when unset.
+struct ColorContext {
+  bool no_color_flag = false;  // --no-color
+  bool stdout_is_tty = false;
+  const char* term = nullptr;      // $TERM
+  const char* no_color = nullptr;  // $NO_COLOR
+};
+// Colour only on a terminal whose TERM is set and not "dumb", and only while NO_COLOR is
+// unset or empty (no-color.org); --no-color always wins.
+bool color_wanted(const ColorContext& context);
+
+// `text` with its control characters made visible, for a terminal: C0 controls other than
+// tab and newline, and DEL, become "\x1b"-style escapes, C1 controls (U+0080–U+009F)
+// "\u009b"-style escapes, and bytes that are not UTF-8 U+FFFD. Every text renderer below
+// applies it to what it took from its input; JSON escapes the same characters itself.
+std::string terminal_safe(std::string_view text);
 
 // nvidia-smi-like GPU table, the pair matrix with P2P marks, NUMA affinity,
 // processes, Xids and notes.

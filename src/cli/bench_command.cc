@@ -55,7 +55,7 @@ std::function<Outcome()> setup_bench(CLI::App& app) {
       ->check(CLI::Range(1, 1000));
   app.add_option("--collective-timeout", args->collective_timeout_s,
                  "Seconds a collective may take before its communicators are aborted")
-      ->check(CLI::Range(1.0, 3600.0));
+      ->check(finite_range(1.0, 3600.0));
   // Verification self-check: corrupts one copy on purpose; the run must report wrong data.
   app.add_flag("--plant-corruption", args->plant_corruption)->group("");
   return [args]() -> Outcome {
@@ -102,8 +102,8 @@ std::function<Outcome()> setup_bench(CLI::App& app) {
         if (!is_bench_finding(f.id)) continue;
         if (!header) std::cout << "\nAgainst expectations\n";
         header = true;
-        std::cout << "  " << severity_name(f.severity) << "  " << f.id << ": " << f.evidence
-                  << "\n";
+        std::cout << "  " << severity_name(f.severity) << "  " << f.id << ": "
+                  << terminal_safe(f.evidence) << "\n";
       }
       if (!header && report.cuda_available)
         std::cout << "\nAgainst expectations: every measured link is as fast as it should be "

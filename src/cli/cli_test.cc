@@ -1,7 +1,10 @@
 // The gpuvet binary: exit codes and messages a script or a person relies on.
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -196,6 +199,245 @@ TEST(CliDiagnose, FindingsDocIsGeneratedFromTheCatalog) {
   doc << in.rdbuf();
   EXPECT_EQ(r.out, doc.str()) << "docs/findings.md is stale: gpuvet findings --markdown > "
                                  "docs/findings.md";
+}
+
+}  // namespace
+}  // namespace gpuvet
+
+namespace gpuvet {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A private directory under the system temp directory, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "gpuvet-cli-XXXXXX").string();
+    path_ = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string file(const std::string& name) const { return (fs::path(path_) / name).string(); }
+
+ private:
+  std::string path_;
+};
+
+std::string testing_read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string task(const char* name) {
+  return std::string(GPUVET_TEST_DATA) + "/fixtures/article/" + name;
+}
+
+// `script` run by sh with $0 the gpuvet binary; the shell and what it started are killed
+// when the deadline passes.
+CommandResult shell(const std::string& script, std::chrono::seconds timeout) {
+  auto r = make_process_runner()->run({"sh", "-c", script, GPUVET_BINARY}, timeout);
+  EXPECT_TRUE(r.is_ok());
+  return r.is_ok() ? r.value() : CommandResult{};
+}
+
+TEST(CliOutput, AFullDiskUnderStdoutIsExit3WithAMessage) {
+  for (const std::string& cmd :
+       {"facts --from '" + task("task-11.txt") + "'",
+        "diagnose --from '" + task("task-11.txt") + "'", std::string("findings"),
+        std::string("formats"), std::string("--help")}) {
+    auto r = shell("\"$0\" " + cmd + " > /dev/full", std::chrono::seconds(60));
+    EXPECT_EQ(r.exit_code, 3) << cmd << "\n" << r.err;
+    EXPECT_NE(r.err.find("gpuvet: cannot write the output: No space left on device"),
+              std::string::npos)
+        << cmd << "\n"
+        << r.err;
+  }
+}
+
+TEST(CliOutput, AClosedStdoutIsExit3WithAMessage) {
+  for (const std::string& cmd : {"diagnose --from '" + task("task-11.txt") + "'",
+                                 "facts --json --from '" + task("task-11.txt") + "'"}) {
+    auto r = shell("\"$0\" " + cmd + " >&-", std::chrono::seconds(60));
+    EXPECT_EQ(r.exit_code, 3) << cmd << "\n" << r.err;
+    EXPECT_NE(r.err.find("gpuvet: cannot write the output: Bad file descriptor"), std::string::npos)
+        << cmd << "\n"
+        << r.err;
+  }
+}
+
+TEST(CliOutput, AReaderThatStopsEarlyEndsItQuietly) {
+  // A report far larger than a pipe's buffer, whose reader (head) goes away after one byte:
+  // gpuvet dies of SIGPIPE, without a word.
+  TempDir dir;
+  {
+    std::ofstream pmon(dir.file("pmon.txt"));
+    pmon << "# gpu        pid  type    sm   mem   enc   dec   command\n"
+         << "# Idx          #   C/G     %     %     %     %   name\n";
+    for (int pid = 1000; pid < 5000; ++pid)
+      pmon << "    0      " << pid << "    C     72    61     0     0   python\n";
+  }
+  auto r = shell(
+      "exec 3>&1; \"$0\" facts --from '" + dir.file("pmon.txt") + "' 2>&3 | head -c 1 > /dev/null",
+      std::chrono::seconds(60));
+  EXPECT_EQ(r.out, "");
+  auto size =
+      shell("\"$0\" facts --from '" + dir.file("pmon.txt") + "' | wc -c", std::chrono::seconds(60));
+  EXPECT_GT(std::stoul("0" + size.out), 256u << 10) << size.out;  // more than a pipe holds
+}
+
+TEST(CliOutput, ControlCharactersOfAPasteNeverReachTheTerminal) {
+  TempDir dir;
+  // An nvidia-smi -q paste whose product name retitles the window and clears the screen.
+  std::string q = testing_read(std::string(GPUVET_TEST_DATA) +
+                               "/fixtures/capture/nvsmi/gpuvet-h200-drv580-q.txt");
+  const std::string attack = "\x1b]0;PWNED\x07\x1b[2J";
+  const auto at = q.find(": NVIDIA H200");
+  ASSERT_NE(at, std::string::npos);
+  q.insert(at + std::string(": NVIDIA H200").size(), attack);
+  std::ofstream(dir.file("q.txt"), std::ios::binary) << q;
+  // A pmon paste whose process name does the same.
+  std::ofstream(dir.file("pmon.txt"), std::ios::binary)
+      << "# gpu        pid  type    sm   mem   enc   dec   command\n"
+      << "# Idx          #   C/G     %     %     %     %   name\n"
+      << "    0      24819    C     72    61     0     0   py" << attack << "\n";
+  for (const char* input : {"q.txt", "pmon.txt"}) {
+    for (const char* cmd : {"diagnose", "facts"}) {
+      auto r = gpuvet({cmd, "--from", dir.file(input)});
+      EXPECT_NE(r.exit_code, 3) << cmd << " " << input << "\n" << r.err;
+      EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << cmd << " " << input << "\n" << r.out;
+      EXPECT_EQ(r.out.find('\x07'), std::string::npos) << cmd << " " << input << "\n" << r.out;
+      // Shown, made visible (diagnose names the GPU model, not the processes).
+      if (std::string_view(cmd) == "facts" || std::string_view(input) == "q.txt") {
+        EXPECT_NE(r.out.find("\\x1b]0;PWNED\\x07"), std::string::npos)
+            << cmd << " " << input << "\n"
+            << r.out;
+      }
+    }
+  }
+}
+
+TEST(CliOutput, ColourOnlyOnATerminalThatCanShowIt) {
+  // `script` gives gpuvet a pseudo-terminal as stdout.
+  const auto on_a_terminal = [](const std::string& env) {
+    return shell("exec env " + env + " script -qec \"'$0' diagnose --from '" + task("task-02.txt") +
+                     "'\" /dev/null < /dev/null",
+                 std::chrono::seconds(60))
+        .out;
+  };
+  const std::string xterm = on_a_terminal("-u NO_COLOR TERM=xterm");
+  if (xterm.find("gpuvet diagnose") == std::string::npos)
+    GTEST_SKIP() << "no pseudo-terminal here (script printed: " << xterm << ")";
+  EXPECT_NE(xterm.find("\x1b[1m"), std::string::npos) << xterm;
+  EXPECT_NE(on_a_terminal("NO_COLOR= TERM=xterm").find("\x1b[1m"), std::string::npos);
+  for (const char* env :
+       {"-u NO_COLOR TERM=dumb", "-u NO_COLOR -u TERM", "NO_COLOR=1 TERM=xterm"}) {
+    const std::string out = on_a_terminal(env);
+    EXPECT_NE(out.find("gpuvet diagnose"), std::string::npos) << env << "\n" << out;
+    EXPECT_EQ(out.find('\x1b'), std::string::npos) << env << "\n" << out;
+  }
+}
+
+TEST(CliCommand, AnUnknownCommandIsNamedWithTheNearestOne) {
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"culprit", "--help"}, std::vector<std::string>{"culprit"},
+        std::vector<std::string>{"--help", "culprit"}}) {
+    auto r = gpuvet(args);
+    EXPECT_EQ(r.exit_code, 3) << args[0] << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("gpuvet: unknown command 'culprit'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("did you mean 'capture'?"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("Usage"), std::string::npos) << r.out;  // not the top-level help
+  }
+  auto typo = gpuvet({"diagnos", "--from", task("task-11.txt")});
+  EXPECT_EQ(typo.exit_code, 3);
+  EXPECT_NE(typo.err.find("did you mean 'diagnose'?"), std::string::npos) << typo.err;
+  auto help = gpuvet({"--help"});
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_NE(help.out.find("diagnose"), std::string::npos);
+  EXPECT_EQ(gpuvet({"findings", "--help"}).exit_code, 0);
+}
+
+TEST(CliOptions, EveryFloatingOptionRefusesNanInfAndNegative) {
+  TempDir dir;
+  const std::string bundle = dir.file("bundle");
+  const std::vector<std::vector<std::string>> options = {{"facts", "--gpu-timeout"},
+                                                         {"facts", "--init-timeout"},
+                                                         {"facts", "--sample-window"},
+                                                         {"diagnose", "--gpu-timeout"},
+                                                         {"diagnose", "--init-timeout"},
+                                                         {"diagnose", "--sample-window"},
+                                                         {"capture", bundle, "--timeout"},
+                                                         {"bench", "--collective-timeout"},
+                                                         {"scale", "--rate"},
+                                                         {"scale", "--flops"},
+                                                         {"scale", "--duration"},
+                                                         {"scale", "--sample-interval"},
+                                                         {"scale", "--collective-timeout"},
+                                                         {"scale", "--grad-bytes"},
+                                                         {"scale", "--bucket-bytes"}};
+  for (const auto& prefix : options) {
+    for (const char* value : {"nan", "NaN", "-nan", "inf", "-inf", "-1"}) {
+      std::vector<std::string> args = prefix;
+      args.push_back(value);
+      args.insert(args.begin() + 1, {"--nvml", "/nonexistent/libnvidia-ml.so.1"});
+      if (args[0] == "facts" || args[0] == "diagnose")
+        args.insert(args.end() - 2, {"--from", task("task-11.txt")});
+      auto r = gpuvet(args);
+      const std::string what = prefix.front() + " " + prefix.back() + " " + value;
+      EXPECT_EQ(r.exit_code, 3) << what << "\n" << r.out << r.err;
+      EXPECT_NE(r.err.find(prefix.back()), std::string::npos) << what << "\n" << r.err;
+      EXPECT_TRUE(r.err.find("finite") != std::string::npos ||
+                  r.err.find("not in the range") != std::string::npos)
+          << what << "\n"
+          << r.err;
+    }
+  }
+  EXPECT_FALSE(fs::exists(bundle));
+  // In range is still fine.
+  auto ok = gpuvet(
+      {"facts", "--from", task("task-11.txt"), "--gpu-timeout", "1.5", "--sample-window", "0"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
+TEST(CliConfig, OnlyASmallRegularFileIsReadAsTheConfig) {
+  TempDir dir;
+  const std::string from = task("task-11.txt");
+  ASSERT_EQ(::mkfifo(dir.file("fifo.toml").c_str(), 0600), 0);
+  // A FIFO nobody writes to, and a stdin that never closes: refused at once, not waited on.
+  auto fifo = gpuvet({"diagnose", "--from", from, "--config", dir.file("fifo.toml")});
+  EXPECT_EQ(fifo.exit_code, 3) << fifo.err;
+  EXPECT_NE(fifo.err.find(dir.file("fifo.toml") + " is a FIFO"), std::string::npos) << fifo.err;
+  // Standard input a pipe that is never closed: the shell holds it open for reading and writing.
+  auto stdin_pipe = shell("mkfifo '" + dir.file("in") + "' && exec 4<>'" + dir.file("in") +
+                              "' && \"$0\" diagnose --from '" + from +
+                              "' --config /dev/stdin <&4 4<&-; echo \"exit $?\"",
+                          std::chrono::seconds(60));
+  EXPECT_NE(stdin_pipe.out.find("exit 3"), std::string::npos) << stdin_pipe.out << stdin_pipe.err;
+  EXPECT_NE(stdin_pipe.err.find("FIFO"), std::string::npos) << stdin_pipe.err;
+  auto directory = gpuvet({"diagnose", "--from", from, "--config", dir.file("")});
+  EXPECT_EQ(directory.exit_code, 3) << directory.out;
+  EXPECT_NE(directory.err.find("is a directory"), std::string::npos) << directory.err;
+  // Under a memory limit, so that reading /dev/zero or a huge file cannot take the machine.
+  std::ofstream(dir.file("sparse.toml")).close();
+  fs::resize_file(dir.file("sparse.toml"), std::uintmax_t{8} << 30);
+  for (const std::string& path : {std::string("/dev/zero"), dir.file("sparse.toml")}) {
+    auto r = shell(
+        "ulimit -v 2000000; exec \"$0\" diagnose --from '" + from + "' --config '" + path + "'",
+        std::chrono::seconds(120));
+    EXPECT_EQ(r.exit_code, 3) << path << "\n" << r.err;
+    EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+    EXPECT_TRUE(r.err.find("character device") != std::string::npos ||
+                r.err.find("larger than 1 MiB") != std::string::npos)
+        << r.err;
+  }
+  std::ofstream(dir.file("nan.toml")) << "[thresholds]\nclocks_below_fraction = nan\n";
+  auto nan = gpuvet({"diagnose", "--from", from, "--config", dir.file("nan.toml")});
+  EXPECT_EQ(nan.exit_code, 3);
+  EXPECT_NE(nan.err.find("clocks_below_fraction"), std::string::npos) << nan.err;
+  std::ofstream(dir.file("good.toml")) << "[thresholds]\nhot_temp_c = 90\n";
+  auto good = gpuvet({"diagnose", "--from", from, "--config", dir.file("good.toml")});
+  EXPECT_EQ(good.exit_code, 1) << good.err;  // task 11: the GPU shared by two processes
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #include <unistd.h>
 
+#include <cctype>
 #include <cmath>
 #include <iostream>
+#include <string_view>
 
 #include <algorithm>
 
@@ -16,6 +18,19 @@
 
 namespace gpuvet::cli {
 
+CLI::Validator finite_range(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v)) return "'" + text + "' is not a number";
+        // Checked first: every comparison with NaN is false, so a range check lets it through.
+        if (!std::isfinite(v)) return "'" + text + "' is not a finite number";
+        if (v < lo || v > hi) return fmt::format("{} is not in the range {} to {}", text, lo, hi);
+        return {};
+      },
+      fmt::format("NUMBER in [{} - {}]", lo, hi));
+}
+
 void add_live_options(CLI::App& app, LiveArgs& args) {
   app.add_flag("--json", args.json, "Print JSON (schema gpuvet.report/1, docs/json-schema.md)");
   app.add_flag("-v,--verbose", args.verbose, "Show every Xid event, unreadable field and note");
@@ -26,12 +41,12 @@ void add_live_options(CLI::App& app, LiveArgs& args) {
       ->check(CLI::ExistingDirectory);
   app.add_option("--gpu-timeout", args.gpu_timeout_s,
                  "Seconds a GPU may take to answer before it is reported hung")
-      ->check(CLI::Range(0.05, 600.0));
+      ->check(finite_range(0.05, 600.0));
   app.add_option("--init-timeout", args.init_timeout_s, "Seconds NVML initialisation may take")
-      ->check(CLI::Range(0.05, 600.0));
+      ->check(finite_range(0.05, 600.0));
   app.add_option("--sample-window", args.sample_window_s,
                  "Seconds of host CPU/disk/NIC sampling (0 to skip); runs while GPUs are probed")
-      ->check(CLI::Range(0.0, 60.0))
+      ->check(finite_range(0.0, 60.0))
       ->capture_default_str();
   app.add_flag("--no-kernel-log", args.no_kernel_log, "Do not read the kernel log for Xid events");
   app.add_option(
@@ -82,7 +97,8 @@ bool any_recognised(const Facts& facts) {
 }
 
 bool use_color(const LiveArgs& args) {
-  return !args.no_color && ::isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+  return color_wanted(ColorContext{args.no_color, ::isatty(STDOUT_FILENO) == 1, std::getenv("TERM"),
+                                   std::getenv("NO_COLOR")});
 }
 
 namespace {
@@ -165,7 +181,7 @@ std::function<Outcome()> setup_capture(CLI::App& app) {
                "Replace serial numbers, UUIDs, host names (and FQDNs), MAC and IP addresses and "
                "/home/<user> by stable tokens");
   app.add_option("--timeout", args->timeout_s, "Seconds each command may run")
-      ->check(CLI::Range(0.1, 600.0));
+      ->check(finite_range(0.1, 600.0));
   app.add_option("--nvml", args->nvml, "NVML library for gpuvet's own facts");
   app.add_option("--root", args->root,
                  "Read /proc and /sys under this directory (a saved tree: this machine's "
@@ -217,6 +233,49 @@ std::function<Outcome()> setup_findings(CLI::App& app);
 std::function<Outcome()> setup_bench(CLI::App& app);
 // scale_command.cc
 std::function<Outcome()> setup_scale(CLI::App& app);
+
+namespace {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({above + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::optional<int> refuse_unknown_command(int argc, char** argv) {
+  // The first word that is not an option names the command (the top level takes no values).
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (word.starts_with("-")) continue;
+    const Command* nearest = nullptr;
+    std::size_t best = 0;
+    for (const auto& cmd : commands()) {
+      if (word == cmd.name) return std::nullopt;
+      const std::size_t d = edit_distance(word, cmd.name);
+      if (!nearest || d < best) nearest = &cmd, best = d;
+    }
+    std::string names;
+    for (const auto& cmd : commands()) names += (names.empty() ? "" : ", ") + std::string(cmd.name);
+    std::cerr << "gpuvet: unknown command '" << terminal_safe(word) << "' (did you mean '"
+              << nearest->name << "'?)\n"
+              << "Commands: " << names << " (gpuvet --help says what each does)\n";
+    return kExitUnusable;
+  }
+  return std::nullopt;
+}
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands = {

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace gpuvet::cli {
@@ -28,5 +29,14 @@ struct Command {
 };
 
 const std::vector<Command>& commands();
+
+// The check of every floating-point option: a finite number in [lo, hi]. (CLI::Range lets
+// NaN through, and a NaN timeout overflows the deadline arithmetic.)
+CLI::Validator finite_range(double lo, double hi);
+
+// Run before parsing: when the first word that is not an option is no command, says so on
+// stderr with the nearest command and returns 3; otherwise nothing. (CLI11 alone would take
+// `gpuvet culprit --help` for a request of the top-level help.)
+std::optional<int> refuse_unknown_command(int argc, char** argv);
 
 }  // namespace gpuvet::cli

@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "gpuvet/env.h"
+#include "standard_streams.h"
 
 int main(int argc, char** argv) {
   gpuvet::kill_children_on_termination_signals();
@@ -14,6 +15,8 @@ int main(int argc, char** argv) {
   // The static hwloc must not load the host's hwloc plugins (built for another hwloc).
   ::setenv("HWLOC_PLUGINS_PATH", "/nonexistent/gpuvet-no-hwloc-plugins", 0);
 #endif
+  gpuvet::cli::StandardOutput output;
+  if (const auto refused = gpuvet::cli::refuse_unknown_command(argc, argv)) return *refused;
   CLI::App app{
       "gpuvet: find out why a multi-GPU machine is slower, jerkier or flakier than it should be"};
   app.set_version_flag("--version", "gpuvet " GPUVET_VERSION);
@@ -27,11 +30,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return output.finish(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return output.finish(app.exit(e));
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return output.finish(app.exit(e));
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return gpuvet::cli::kExitUnusable;
@@ -43,10 +46,10 @@ int main(int argc, char** argv) {
     std::cerr << "gpuvet: " << e.what() << "\n";
     outcome.exit_code = gpuvet::cli::kExitUnusable;
   }
+  const int code = output.finish(outcome.exit_code);
   if (outcome.abandoned_probes) {
-    std::cout.flush();
     std::fflush(nullptr);
-    ::_exit(outcome.exit_code);
+    ::_exit(code);
   }
-  return outcome.exit_code;
+  return code;
 }

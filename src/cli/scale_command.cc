@@ -43,23 +43,26 @@ std::function<Outcome()> setup_scale(CLI::App& app) {
       ->check(CLI::Range(1, 1024));
   app.add_option("--rate", o->request_rate_hz,
                  "Infer: requests per second arriving (0: back to back)")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(finite_range(0.0, 1e6));
   app.add_option("--flops", o->flops, "Override the preset's FLOPs per step / per token")
-      ->check(CLI::Range(1e6, 1e18));
-  app.add_option("--grad-bytes", o->grad_bytes, "Override the gradient bytes per step");
-  app.add_option("--bucket-bytes", o->bucket_bytes, "Override the all-reduce bucket size");
+      ->check(finite_range(1e6, 1e18));
+  // Checked as numbers first: an unsigned option would take -1 for 2^64 - 1.
+  app.add_option("--grad-bytes", o->grad_bytes, "Override the gradient bytes per step")
+      ->check(finite_range(0.0, 0x1p40));
+  app.add_option("--bucket-bytes", o->bucket_bytes, "Override the all-reduce bucket size")
+      ->check(finite_range(0.0, 0x1p40));
   app.add_option("--duration", o->duration_s,
                  "Sustained mode: run the first preset for this many seconds on the most GPUs, "
                  "sampling clocks, temperature and power")
-      ->check(CLI::Range(0.0, 86400.0));
+      ->check(finite_range(0.0, 86400.0));
   app.add_option("--sample-interval", o->sample_interval_s, "Sustained mode: seconds per sample")
-      ->check(CLI::Range(0.1, 600.0));
+      ->check(finite_range(0.1, 600.0));
   app.add_option("--nccl-lib", o->nccl_library, "libnccl.so.2 to load");
   auto nvml = std::make_shared<std::string>();
   app.add_option("--nvml", *nvml, "NVML library for the sustained-mode samples");
   app.add_option("--collective-timeout", *timeout_s,
                  "Seconds a collective may take before the run is aborted and the rank named")
-      ->check(CLI::Range(1.0, 3600.0));
+      ->check(finite_range(1.0, 3600.0));
   return [=]() -> Outcome {
     if (*list) {
       for (const auto& p : scale_presets())
@@ -93,8 +96,8 @@ std::function<Outcome()> setup_scale(CLI::App& app) {
         if (!is_scale_finding(f.id)) continue;
         if (!header) std::cout << "\nVerdict\n";
         header = true;
-        std::cout << "  " << severity_name(f.severity) << "  " << f.id << ": " << f.evidence
-                  << "\n";
+        std::cout << "  " << severity_name(f.severity) << "  " << f.id << ": "
+                  << terminal_safe(f.evidence) << "\n";
       }
       if (!header && report.ran)
         std::cout << "\nVerdict: no scaling, tail-latency or drift finding.\n";

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gpuvet/report.h"
+#include "report/json_document.h"
 
 namespace gpuvet {
 namespace {
@@ -91,7 +92,8 @@ std::string render_bench_text(const BenchReport& report) {
   }
   for (const auto& n : report.notes) o << "note: " << n << "\n";
   o << fmt::format("total {:.2f} s\n", report.wall_ms / 1000.0);
-  return o.str();
+  // Device names and error texts come from the driver and libraries.
+  return terminal_safe(o.str());
 }
 
 std::string bench_to_json(const BenchReport& report, int indent) {
@@ -146,7 +148,7 @@ std::string bench_to_json(const BenchReport& report, int indent) {
               {"results", results},
               {"p2p_truth", truth},
               {"notes", report.notes}};
-  return doc.dump(indent, ' ', false, json::error_handler_t::replace);
+  return report::dump_document(doc, indent);
 }
 
 }  // namespace gpuvet

@@ -10,19 +10,22 @@
 
 #include "gpuvet/report.h"
 #include "report/json_document.h"
+#include "report/terminal_text.h"
 
 namespace gpuvet {
 namespace {
 
 using json = nlohmann::ordered_json;
+using report::kNoStyle;
+using report::Style;
 
-constexpr const char* kRed = "\x1b[31m";
-constexpr const char* kYellow = "\x1b[33m";
-constexpr const char* kCyan = "\x1b[36m";
-constexpr const char* kGreen = "\x1b[32m";
-constexpr const char* kBold = "\x1b[1m";
-constexpr const char* kDim = "\x1b[2m";
-constexpr const char* kReset = "\x1b[0m";
+constexpr Style kRed{"\x1b[31m"};
+constexpr Style kYellow{"\x1b[33m"};
+constexpr Style kCyan{"\x1b[36m"};
+constexpr Style kGreen{"\x1b[32m"};
+constexpr Style kBold{"\x1b[1m"};
+constexpr Style kDim{"\x1b[2m"};
+constexpr Style kReset{"\x1b[0m"};
 
 const SymptomPattern* find_symptom(std::string_view id) {
   for (const auto& s : symptom_catalog())
@@ -59,7 +62,7 @@ std::string wrap(std::string_view text, std::size_t width, std::size_t indent) {
   return out + line;
 }
 
-const char* severity_color(Severity s) {
+Style severity_color(Severity s) {
   switch (s) {
     case Severity::kCritical:
       return kRed;
@@ -70,7 +73,7 @@ const char* severity_color(Severity s) {
     case Severity::kOk:
       return kGreen;
   }
-  return "";
+  return kNoStyle;
 }
 
 std::string upper(std::string s) {
@@ -134,14 +137,15 @@ std::string diagnosis_to_json(const Facts& facts, const Diagnosis& d, const Json
   doc["verdict"] = severity_name(d.worst);
   doc["exit_code"] = diagnosis_exit_code(d);
   doc["notes"] = d.notes;
-  return doc.dump(options.indent, ' ', false, json::error_handler_t::replace);
+  return report::dump_document(doc, options.indent);
 }
 
 std::string render_diagnosis_text(const Facts& facts, const Diagnosis& d,
                                   const TextOptions& options) {
-  auto c = [&](const char* code) { return options.color ? code : ""; };
+  auto c = [&](Style s) { return options.color ? s : kNoStyle; };
   constexpr std::size_t kWidth = 100;
-  std::ostringstream o;
+  // Every string from the input (host and GPU names, evidence, notes) is made safe on the way in.
+  report::TerminalText o;
   o << c(kBold) << "gpuvet diagnose" << c(kReset) << " — " << machine_line(facts) << "\n";
   const bool clean = d.worst <= Severity::kInfo;
   o << c(kBold) << c(severity_color(d.worst))

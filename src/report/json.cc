@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/facts_fields.h"
@@ -126,12 +127,33 @@ json facts_document(const Facts& facts, const JsonOptions& options) {
   return doc;
 }
 
+std::string dump_document(const nlohmann::ordered_json& doc, int indent) {
+  // Invalid UTF-8 from a device string must not abort the dump: it becomes U+FFFD.
+  const std::string dumped = doc.dump(indent, ' ', false, json::error_handler_t::replace);
+  // The dump escapes C0 controls but leaves DEL and the C1 controls (U+0080–U+009F, which
+  // some terminals obey) raw. Outside strings a JSON text is ASCII, so every such byte is
+  // inside a string, where \u escapes mean the same character.
+  std::string out;
+  out.reserve(dumped.size());
+  for (std::size_t i = 0; i < dumped.size(); ++i) {
+    const auto ch = static_cast<unsigned char>(dumped[i]);
+    const auto next = i + 1 < dumped.size() ? static_cast<unsigned char>(dumped[i + 1]) : 0;
+    if (ch == 0x7F) {
+      out += "\\u007f";
+    } else if (ch == 0xC2 && next >= 0x80 && next <= 0x9F) {
+      out += fmt::format("\\u{:04x}", next);
+      ++i;
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  return out;
+}
+
 }  // namespace report
 
 std::string facts_to_json(const Facts& facts, const JsonOptions& options) {
-  // Invalid UTF-8 from a device string must not abort the dump.
-  return report::facts_document(facts, options)
-      .dump(options.indent, ' ', false, json::error_handler_t::replace);
+  return report::dump_document(report::facts_document(facts, options), options.indent);
 }
 
 }  // namespace gpuvet

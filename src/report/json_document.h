@@ -4,11 +4,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+
 #include "gpuvet/facts.h"
 #include "gpuvet/report.h"
 
 namespace gpuvet::report {
 
 nlohmann::ordered_json facts_document(const Facts& facts, const JsonOptions& options);
+
+// The text of a gpuvet JSON document: invalid UTF-8 replaced, and no control character
+// raw (DEL and C1 escaped as well as C0), so the JSON is as safe on a terminal as the text.
+std::string dump_document(const nlohmann::ordered_json& doc, int indent);
 
 }  // namespace gpuvet::report

@@ -9,6 +9,7 @@
 
 #include "gpuvet/report.h"
 #include "gpuvet/scale.h"
+#include "report/json_document.h"
 
 namespace gpuvet {
 
@@ -64,7 +65,8 @@ std::string render_scale_text(const ScaleReport& report) {
       o << "note (" << r.run.preset << ", " << r.run.gpus << "): " << n << "\n";
   for (const auto& n : report.notes) o << "note: " << n << "\n";
   o << fmt::format("total {:.1f} s\n", report.wall_ms / 1000.0);
-  return o.str();
+  // Device names and error texts come from the driver and libraries.
+  return terminal_safe(o.str());
 }
 
 std::string scale_to_json(const ScaleReport& report, int indent) {
@@ -111,7 +113,7 @@ std::string scale_to_json(const ScaleReport& report, int indent) {
       {"ran", report.ran},          {"peak_tflops", opt(report.peak_tflops)},
       {"results", results},         {"sustained", sustained},
       {"notes", report.notes},      {"wall_ms", report.wall_ms}};
-  return doc.dump(indent, ' ', false, json::error_handler_t::replace);
+  return report::dump_document(doc, indent);
 }
 
 }  // namespace gpuvet

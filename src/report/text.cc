@@ -5,14 +5,18 @@
 
 #include "core/util.h"
 #include "gpuvet/report.h"
+#include "report/terminal_text.h"
 
 namespace gpuvet {
 namespace {
 
-constexpr const char* kRed = "\x1b[31m";
-constexpr const char* kYellow = "\x1b[33m";
-constexpr const char* kBold = "\x1b[1m";
-constexpr const char* kReset = "\x1b[0m";
+using report::kNoStyle;
+using report::Style;
+
+constexpr Style kRed{"\x1b[31m"};
+constexpr Style kYellow{"\x1b[33m"};
+constexpr Style kBold{"\x1b[1m"};
+constexpr Style kReset{"\x1b[0m"};
 
 std::string dash() { return "-"; }
 
@@ -55,8 +59,9 @@ std::string pair_cell(const Facts& facts, int a, int b) {
 }  // namespace
 
 std::string render_facts_text(const Facts& facts, const TextOptions& options) {
-  std::ostringstream o;
-  auto c = [&](const char* code) { return options.color ? code : ""; };
+  // Every string from the input (names, versions, notes) is made safe on the way in.
+  report::TerminalText o;
+  auto c = [&](Style s) { return options.color ? s : kNoStyle; };
   const auto& h = facts.host;
 
   o << c(kBold) << "Host " << h.hostname.value_or("(unknown host)") << c(kReset);
@@ -211,8 +216,8 @@ std::string render_facts_text(const Facts& facts, const TextOptions& options) {
         std::min<std::size_t>(k.xids.size(), options.verbose ? k.xids.size() : 10);
     for (std::size_t i = k.xids.size() - shown; i < k.xids.size(); ++i) {
       const auto& x = k.xids[i];
-      o << "  " << (options.color && (x.code == 79 || x.code == 48 || x.code == 95) ? kRed : "")
-        << "Xid " << x.code << (options.color ? kReset : "");
+      o << "  " << c(x.code == 79 || x.code == 48 || x.code == 95 ? kRed : kNoStyle) << "Xid "
+        << x.code << c(kReset);
       if (x.gpu)
         o << " GPU" << *x.gpu;
       else if (x.pci_bus_id)
