@@ -132,6 +132,7 @@ Collection collect_facts(const CollectOptions& options, const Env& env) {
   out.abandoned_probes = gpus.abandoned_threads;
   out.nvml_failure = gpus.failure;
   out.nvml_failure_message = gpus.failure_message;
+  out.nvml_timeouts = gpus.timeouts;
   if (gpus.failure != probe::NvmlFailure::kNone) {
     facts.gpu_facts_unavailable = true;
     facts.notes.push_back(gpus.failure_message);
