@@ -90,6 +90,20 @@ TEST(NvmlHangCli, LibraryWhoseLoadBlocksTimesOutInFacts) {
       << r.out << r.err;
 }
 
+// While a load is stuck in a constructor the dynamic loader's lock stays taken, so any
+// other dlopen waits too: hwloc's plugin loading must not outlast the deadline either.
+// (The default host-pressure sampling starts first, so in practice the NVML load holds the
+// loader lock by the time hwloc looks for plugins.)
+TEST(NvmlHangCli, LibraryWhoseLoadBlocksDoesNotStallHwlocPluginLoading) {
+  ScratchDir plugins;
+  fs::copy_file(GPUVET_FAKE_NVML, plugins.path() / "hwloc_gpuvet_test.so");
+  const std::string lib = GPUVET_BLOCKING_LOAD_NVML;
+  auto r = run_gpuvet({"HWLOC_PLUGINS_PATH=" + plugins.path().string()},
+                      {"facts", "--no-kernel-log", "--init-timeout", "1", "--nvml", lib});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("NVML did not answer: loading " + lib), std::string::npos) << r.out;
+}
+
 TEST(NvmlHangCli, LibraryWhoseLoadBlocksTimesOutInDiagnoseThroughTheEnvironment) {
   const std::string lib = GPUVET_BLOCKING_LOAD_NVML;
   auto r = run_gpuvet({"GPUVET_NVML_LIBRARY=" + lib},
