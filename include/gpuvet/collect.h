@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpuvet/env.h"
 #include "gpuvet/facts.h"
@@ -55,6 +56,10 @@ struct Collection {
   Facts facts;
   NvmlFailure nvml_failure = NvmlFailure::kNone;
   std::string nvml_failure_message;  // the sentence for the user, empty when none
+  // NVML calls outside a GPU's own probe that did not return in time (a system
+  // query, the GPU pair query), one sentence each: facts were left unread because
+  // NVML hung, even though every GPU may be listed.
+  std::vector<std::string> nvml_timeouts;
   // A probe thread is still stuck in a driver call: the process should leave
   // with _exit() once output is flushed rather than run library destructors.
   bool abandoned_probes = false;

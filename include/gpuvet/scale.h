@@ -87,10 +87,13 @@ struct ScaleReport {
   std::vector<std::string> notes;
   bool ran = false;  // false: nothing could run here (no CUDA, no GPU); notes say why
   double wall_ms = 0;
+  // An NVML sample was abandoned with its thread still inside the driver: leave with
+  // _exit() once output is flushed (as Collection::abandoned_probes).
+  bool abandoned_probes = false;
 };
 
-// Runs every configuration on this machine. `env` is what the sustained mode's NVML samples
-// read the node through (as collect_facts); it outlives the call.
+// Runs every configuration on this machine. The sustained mode's samples come from NVML
+// alone (options.nvml_library, loaded once); `env` outlives the call.
 ScaleReport run_scale(const ScaleOptions& options, const Env& env);
 
 // Percentile (0..100) of a sample, linear interpolation; empty for an empty sample.

@@ -108,11 +108,12 @@ std::chrono::milliseconds seconds_to_ms(double s) {
 }
 
 // Exit code of `gpuvet facts`: 3 when it could not run as asked, 2 when GPU
-// facts are missing (no driver, stub, mismatch, hung or lost GPU), 1 when some
-// GPU fields failed to read, 0 otherwise.
+// facts are missing (no driver, stub, mismatch, hung or lost GPU, an NVML query
+// that hung), 1 when some GPU fields failed to read, 0 otherwise.
 int facts_exit_code(const Collection& c, const CollectOptions& o) {
   if (nvml_library_unusable(c, o)) return kExitUnusable;
   if (c.facts.gpu_facts_unavailable) return kExitCritical;
+  if (!c.nvml_timeouts.empty()) return kExitCritical;
   for (const auto& g : c.facts.gpus)
     if (g.unresponsive) return kExitCritical;
   for (const auto& g : c.facts.gpus)

@@ -104,14 +104,14 @@ std::function<Outcome()> setup_scale(CLI::App& app) {
     }
     if (!report.ran) {
       std::cerr << "gpuvet: the scaling test could not run here (see the notes)\n";
-      return {kExitUnusable, false};
+      return {kExitUnusable, report.abandoned_probes};
     }
     int code = kExitOk;
     for (const auto& f : d.findings)
       if (is_scale_finding(f.id)) code = std::max(code, severity_exit_code(f.severity));
     for (const auto& r : report.results)
       if (r.error) code = std::max(code, int{kExitWarning});
-    return {code, false};
+    return {code, report.abandoned_probes};
   };
 }
 

@@ -14,6 +14,7 @@
 #include "probe/nvml_probe.h"
 #include "probe/pressure.h"
 #include "probe/process_binding.h"
+#include "probe/watchdog.h"
 
 namespace gpuvet {
 namespace {
@@ -24,24 +25,49 @@ double ms_since(SteadyClock::time_point t) {
   return std::chrono::duration<double, std::milli>(SteadyClock::now() - t).count();
 }
 
-void fill_host_topology(const CollectOptions& options, const Env& env, Facts& facts) {
+struct HwlocOutput {
+  bool ok = false;
+  probe::HwlocHost host;
+  std::string error;
+};
+
+// Returns false when hwloc did not answer in time (its thread is abandoned).
+bool fill_host_topology(const CollectOptions& options, const Env& env, Facts& facts) {
   auto& host = facts.host;
   const auto start = SteadyClock::now();
+  bool answered = true;
   if (options.hwloc && options.root == "/") {
-    auto hw = probe::read_hwloc_host();
-    if (hw.is_ok()) {
-      const auto& h = hw.value();
+    // hwloc loads its plugins with dlopen, which waits for the dynamic loader's lock: a
+    // library load stuck in its constructor (an NVML on a wedged GPU) would stall it.
+    auto slot = probe::start_probe<HwlocOutput>([](probe::Slot<HwlocOutput>& s) {
+      HwlocOutput o;
+      auto hw = probe::read_hwloc_host();
+      if (hw.is_ok()) {
+        o.ok = true;
+        o.host = hw.value();
+      } else {
+        o.error = hw.status().to_string();
+      }
+      s.finish(o);
+    });
+    auto [done, hw] = slot->wait_until(start + options.init_timeout);
+    if (!done) {
+      answered = false;
+      hw.error = fmt::format("did not return within {:.1f} s",
+                             static_cast<double>(options.init_timeout.count()) / 1000.0);
+    }
+    if (hw.ok) {
+      const auto& h = hw.host;
       if (!host.cpu_model && h.cpu_model) host.cpu_model = h.cpu_model;
       if (h.logical_cpus > 0) host.logical_cpus = h.logical_cpus;
       if (h.cores > 0) host.physical_cores = h.cores;
       if (h.packages > 0) host.sockets = h.packages;
       host.numa_nodes = h.numa_nodes;
       facts.sources.push_back({"hwloc", true, "hwloc " + h.version, ms_since(start)});
-      return;
+      return true;
     }
-    facts.sources.push_back({"hwloc", false, hw.status().to_string(), ms_since(start)});
-    facts.notes.push_back("hwloc could not read the topology (" + hw.status().to_string() +
-                          "); using sysfs");
+    facts.sources.push_back({"hwloc", false, hw.error, ms_since(start)});
+    facts.notes.push_back("hwloc could not read the topology (" + hw.error + "); using sysfs");
   }
   auto nodes = probe::read_numa_nodes(env.fs);
   if (nodes.is_ok()) {
@@ -49,6 +75,7 @@ void fill_host_topology(const CollectOptions& options, const Env& env, Facts& fa
   } else {
     facts.notes.push_back("NUMA topology unreadable: " + nodes.status().to_string());
   }
+  return answered;
 }
 
 // The node whose CPUs hold all of the GPU's local CPUs: what `nvidia-smi topo -m`
@@ -125,13 +152,14 @@ Collection collect_facts(const CollectOptions& options, const Env& env) {
     facts.host.iommu = probe::read_iommu_state(env.fs);
     facts.sources.push_back({"procfs", true, "root " + options.root, ms_since(start)});
   }
-  fill_host_topology(options, env, facts);
+  const bool hwloc_answered = fill_host_topology(options, env, facts);
 
   // GPUs (probe_nvml bounds its own waiting, so get() cannot hang).
   auto gpus = nvml_probe.get();
-  out.abandoned_probes = gpus.abandoned_threads;
+  out.abandoned_probes = gpus.abandoned_threads || !hwloc_answered;
   out.nvml_failure = gpus.failure;
   out.nvml_failure_message = gpus.failure_message;
+  out.nvml_timeouts = gpus.timeouts;
   if (gpus.failure != probe::NvmlFailure::kNone) {
     facts.gpu_facts_unavailable = true;
     facts.notes.push_back(gpus.failure_message);

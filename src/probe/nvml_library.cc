@@ -85,15 +85,41 @@ const char* nvml_return_name(nvmlReturn_t code) {
 
 namespace {
 
+std::string file_kind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a regular file";
+}
+
 // An ELF shared object starts with \x7fELF; checking first turns "garbage
-// file" into a clear message instead of whatever dlerror() says.
+// file" into a clear message instead of whatever dlerror() says. Only a regular
+// file is opened, and without blocking: a FIFO would wait for a writer forever,
+// and a device file or socket is never a library.
 Status check_elf(const std::string& path) {
   if (path.find('/') == std::string::npos) return Status::ok();  // a soname: the loader searches
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    int err = errno;
+    if (err == ENOENT || err == ENOTDIR) return Status::not_found(path + ": no such file");
+    return Status::invalid_input(path + ": " + std::strerror(err));
+  }
+  if (S_ISDIR(st.st_mode))
+    return Status::invalid_input(path + ": a directory, not a shared library");
+  if (!S_ISREG(st.st_mode))
+    return Status::invalid_input(path + ": " + file_kind(st.st_mode) +
+                                 ", not a shared library (a library is a regular file)");
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     int err = errno;
     if (err == ENOENT) return Status::not_found(path + ": no such file");
     return Status::invalid_input(path + ": " + std::strerror(err));
+  }
+  // The path may have been replaced between stat and open.
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::invalid_input(path + ": not a regular file, not a shared library");
   }
   std::array<char, 4> magic{};
   ssize_t n = ::read(fd, magic.data(), magic.size());

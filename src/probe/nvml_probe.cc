@@ -141,8 +141,9 @@ struct GpuProbeOutput {
 // where a hang happened, and a GPU_IS_LOST stops further calls on that GPU.
 class GpuReader {
  public:
-  GpuReader(const NvmlLibrary& lib, Slot<GpuProbeOutput>& slot, int index, bool cpu_affinity)
-      : lib_(lib), slot_(slot), cpu_affinity_(cpu_affinity) {
+  GpuReader(const NvmlLibrary& lib, Slot<GpuProbeOutput>& slot, int index, bool cpu_affinity,
+            bool samples_only)
+      : lib_(lib), slot_(slot), cpu_affinity_(cpu_affinity), samples_only_(samples_only) {
     out_.gpu.index = index;
   }
 
@@ -157,6 +158,11 @@ class GpuReader {
       return;
     }
     out_.handle = h;
+    if (samples_only_) {
+      clocks_and_thermal(h);
+      slot_.finish(out_);
+      return;
+    }
     identity(h);
     publish();
     pcie(h);
@@ -166,6 +172,7 @@ class GpuReader {
     memory_and_ecc(h);
     publish();
     nvlinks(h);
+    publish();
     processes(h);
     slot_.finish(out_);
   }
@@ -571,21 +578,27 @@ class GpuReader {
       // NVML reports (unsigned long long)-1 when memory usage is not available (e.g. under
       // WDDM/MIG).
       if (mem != ~0ULL) p.used_memory_bytes = mem;
-      if (lib_.system_get_process_name) {
-        char name[256] = {};
-        if (call("nvmlSystemGetProcessName",
-                 [&, pid = pid] { return lib_.system_get_process_name(pid, name, sizeof name); }) ==
-                NVML_SUCCESS &&
-            name[0])
-          p.name = c_string(name, sizeof name);
-      }
       out_.processes.push_back(std::move(p));
+    }
+    publish();  // the list stands even if a name lookup below hangs
+    if (!lib_.system_get_process_name) return;
+    for (auto& p : out_.processes) {
+      char name[256] = {};
+      const auto pid = static_cast<unsigned>(p.host_pid);
+      if (call("nvmlSystemGetProcessName",
+               [&] { return lib_.system_get_process_name(pid, name, sizeof name); }) ==
+              NVML_SUCCESS &&
+          name[0]) {
+        p.name = c_string(name, sizeof name);
+        publish();
+      }
     }
   }
 
   const NvmlLibrary& lib_;
   Slot<GpuProbeOutput>& slot_;
   const bool cpu_affinity_;
+  const bool samples_only_;
   GpuProbeOutput out_;
   bool lost_ = false;
 };
@@ -595,9 +608,19 @@ struct InitOutput {
   nvmlReturn_t init = NVML_ERROR_UNKNOWN;
   nvmlReturn_t count_status = NVML_ERROR_UNKNOWN;
   unsigned count = 0;
+};
+
+// The optional system queries: asked after the count, beside the GPU probes, so a
+// hang in one of them costs the versions and not the GPUs.
+struct SystemOutput {
   std::optional<std::string> driver_version;
   std::optional<std::string> nvml_version;
   std::optional<int> cuda_driver_version;
+};
+
+struct LoadOutput {
+  Lib lib;
+  Status error;
 };
 
 std::optional<std::string> version_from_library_path(const std::string& path) {
@@ -658,40 +681,79 @@ void explain_init_error(NvmlProbeResult& out, const NvmlLibrary& lib, nvmlReturn
 
 }  // namespace
 
-NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
+NvmlLoadResult load_nvml(const NvmlProbeOptions& options, Clock::time_point deadline) {
+  NvmlLoadResult out;
+  // The file check, dlopen and the library's constructors can all block (a FIFO, a
+  // hung mount, a constructor waiting on a wedged device): they run on a watchdog
+  // thread like every NVML call after them.
+  auto load_slot = start_probe<LoadOutput>([path = options.library](Slot<LoadOutput>& slot) {
+    LoadOutput o;
+    slot.entering("loading");
+    auto loaded = NvmlLibrary::load(path);
+    if (loaded.is_ok())
+      o.lib = loaded.value();
+    else
+      o.error = loaded.status();
+    slot.entering(nullptr);
+    slot.finish(o);
+  });
+  auto [done, loaded] = load_slot->wait_until(deadline);
+  if (!done) {
+    out.abandoned_threads = true;
+    out.failure = NvmlFailure::kInitTimeout;
+    out.failure_message = fmt::format(
+        "NVML did not answer: loading {} did not return within {}. The library's "
+        "initialisation or the file system holding it is stuck (a wedged GPU or driver, a hung "
+        "mount); check dmesg for Xid 79 / 'fallen off the bus'.",
+        options.library, format_seconds(options.init_timeout));
+    return out;
+  }
+  if (!loaded.lib) {
+    const Status& st = loaded.error;
+    if (st.code() == StatusCode::kNotFound) {
+      out.failure = NvmlFailure::kLibraryMissing;
+      out.failure_message = options.library_given_by_user
+                                ? fmt::format("NVML library {} not found", options.library)
+                                : fmt::format(
+                                      "NVIDIA driver library {} not found: no NVIDIA driver is "
+                                      "installed here (or it is "
+                                      "not in the loader path). No GPU facts.",
+                                      options.library);
+    } else {
+      out.failure = NvmlFailure::kLibraryInvalid;
+      out.failure_message = st.message();
+    }
+    return out;
+  }
+  if (loaded.lib->is_stub()) {
+    out.failure = NvmlFailure::kStubLibrary;
+    out.failure_message = fmt::format(
+        "{} is the CUDA toolkit's stub NVML, which never talks to a driver. "
+        "Point --nvml at the "
+        "driver's libnvidia-ml.so.1 (or fix LD_LIBRARY_PATH).",
+        loaded.lib->loaded_path());
+    return out;
+  }
+  out.library = std::move(loaded.lib);
+  return out;
+}
+
+NvmlLoadResult load_nvml(const NvmlProbeOptions& options) {
+  return load_nvml(options, Clock::now() + options.init_timeout);
+}
+
+namespace {
+
+// Everything after the load; `start` is when the caller's init deadline began.
+NvmlProbeResult probe_loaded(const NvmlProbeOptions& options, const Lib& lib,
+                             Clock::time_point start) {
   NvmlProbeResult out;
-  const auto start = Clock::now();
   auto finish = [&]() -> NvmlProbeResult& {
     out.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     return out;
   };
-
-  auto loaded = NvmlLibrary::load(options.library);
-  if (!loaded.is_ok()) {
-    const auto& st = loaded.status();
-    if (st.code() == StatusCode::kNotFound)
-      set_failure(out, NvmlFailure::kLibraryMissing,
-                  options.library_given_by_user
-                      ? fmt::format("NVML library {} not found", options.library)
-                      : fmt::format("NVIDIA driver library {} not found: no NVIDIA driver is "
-                                    "installed here (or it is "
-                                    "not in the loader path). No GPU facts.",
-                                    options.library));
-    else
-      set_failure(out, NvmlFailure::kLibraryInvalid, st.message());
-    return finish();
-  }
-  Lib lib = loaded.value();
   out.library_path = lib->loaded_path();
   out.symbol_versions = lib->symbol_versions;
-  if (lib->is_stub()) {
-    set_failure(out, NvmlFailure::kStubLibrary,
-                fmt::format("{} is the CUDA toolkit's stub NVML, which never talks to a driver. "
-                            "Point --nvml at the "
-                            "driver's libnvidia-ml.so.1 (or fix LD_LIBRARY_PATH).",
-                            lib->loaded_path()));
-    return finish();
-  }
 
   // nvmlInit can block for a long time when a GPU is wedged; it runs under the watchdog too.
   auto init_slot = start_probe<InitOutput>([lib](Slot<InitOutput>& slot) {
@@ -703,23 +765,11 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
     if (o.init == NVML_SUCCESS) {
       slot.entering("nvmlDeviceGetCount");
       o.count_status = lib->device_get_count(&o.count);
-      char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
-      if (lib->system_get_driver_version &&
-          lib->system_get_driver_version(buf, sizeof buf) == NVML_SUCCESS)
-        o.driver_version = c_string(buf, sizeof buf);
-      char nbuf[NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE] = {};
-      if (lib->system_get_nvml_version &&
-          lib->system_get_nvml_version(nbuf, sizeof nbuf) == NVML_SUCCESS)
-        o.nvml_version = c_string(nbuf, sizeof nbuf);
-      int cuda = 0;
-      if (lib->system_get_cuda_driver_version &&
-          lib->system_get_cuda_driver_version(&cuda) == NVML_SUCCESS)
-        o.cuda_driver_version = cuda;
     }
     slot.entering(nullptr);
     slot.finish(o);
   });
-  auto [init_done, init] = init_slot->wait_until(Clock::now() + options.init_timeout);
+  auto [init_done, init] = init_slot->wait_until(start + options.init_timeout);
   if (!init_done) {
     out.abandoned_threads = true;
     const char* where = init_slot->current_call();
@@ -736,11 +786,6 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
     return finish();
   }
   std::map<std::string, double> call_ms = {{"nvmlInit", init.init_ms}};
-  out.driver_version = init.driver_version;
-  out.nvml_version = init.nvml_version;
-  if (init.cuda_driver_version)
-    out.cuda_driver_version = fmt::format("{}.{}", *init.cuda_driver_version / 1000,
-                                          (*init.cuda_driver_version % 1000) / 10);
   if (init.count_status != NVML_SUCCESS) {
     set_failure(out, NvmlFailure::kCountFailed,
                 fmt::format("nvmlDeviceGetCount failed: {}", lib->error_string(init.count_status)));
@@ -748,18 +793,60 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
   }
   const unsigned count = std::min(init.count, 1024u);
 
+  std::shared_ptr<Slot<SystemOutput>> system_slot;
+  if (!options.samples_only)
+    system_slot = start_probe<SystemOutput>([lib](Slot<SystemOutput>& slot) {
+      SystemOutput o;
+      if (lib->system_get_driver_version) {
+        char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
+        slot.entering("nvmlSystemGetDriverVersion");
+        if (lib->system_get_driver_version(buf, sizeof buf) == NVML_SUCCESS)
+          o.driver_version = c_string(buf, sizeof buf);
+        slot.publish(o);
+      }
+      if (lib->system_get_nvml_version) {
+        char buf[NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE] = {};
+        slot.entering("nvmlSystemGetNVMLVersion");
+        if (lib->system_get_nvml_version(buf, sizeof buf) == NVML_SUCCESS)
+          o.nvml_version = c_string(buf, sizeof buf);
+        slot.publish(o);
+      }
+      if (lib->system_get_cuda_driver_version) {
+        int cuda = 0;
+        slot.entering("nvmlSystemGetCudaDriverVersion");
+        if (lib->system_get_cuda_driver_version(&cuda) == NVML_SUCCESS)
+          o.cuda_driver_version = cuda;
+      }
+      slot.entering(nullptr);
+      slot.finish(o);
+    });
+
   // One thread per GPU, all against the same deadline.
   // One thread per GPU: the driver serialises calls on a GPU, so more threads
   // per GPU only add contention (docs/results/h200-2026-12-02/nvml-threading-ab.md).
   const bool affinity = options.cpu_affinity;
-  std::vector<std::shared_ptr<Slot<GpuProbeOutput>>> slots;
+  const bool samples_only = options.samples_only;
+  auto skipped = [&](unsigned i) {
+    return std::find(options.skip_gpus.begin(), options.skip_gpus.end(), static_cast<int>(i)) !=
+           options.skip_gpus.end();
+  };
+  std::vector<std::shared_ptr<Slot<GpuProbeOutput>>> slots(count);
   for (unsigned i = 0; i < count; ++i)
-    slots.push_back(start_probe<GpuProbeOutput>([lib, i, affinity](Slot<GpuProbeOutput>& slot) {
-      GpuReader(*lib, slot, static_cast<int>(i), affinity).run();
-    }));
+    if (!skipped(i))
+      slots[i] =
+          start_probe<GpuProbeOutput>([lib, i, affinity, samples_only](Slot<GpuProbeOutput>& slot) {
+            GpuReader(*lib, slot, static_cast<int>(i), affinity, samples_only).run();
+          });
   const auto gpu_deadline = Clock::now() + options.gpu_timeout;
   std::vector<nvmlDevice_t> handles(count, nullptr);
   for (unsigned i = 0; i < count; ++i) {
+    if (!slots[i]) {
+      GpuFacts g;
+      g.index = static_cast<int>(i);
+      g.unresponsive = "not probed: an earlier probe of this GPU is still stuck in NVML";
+      out.gpus.push_back(std::move(g));
+      continue;
+    }
     auto [done, value] = slots[i]->wait_until(gpu_deadline);
     const char* where = done ? nullptr : slots[i]->current_call();
     if (!done) {
@@ -768,13 +855,33 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
       value.gpu.unresponsive =
           fmt::format("not responding: {} did not return within {} (probe timed out)",
                       where ? where : "NVML", format_seconds(options.gpu_timeout));
-      value.processes.clear();
     } else if (!value.gpu.unresponsive) {
       handles[i] = value.handle;
     }
     for (auto& p : value.processes) out.processes.push_back(p);
     for (const auto& [name, ms] : value.call_ms) call_ms[name] += ms;
     out.gpus.push_back(std::move(value.gpu));
+  }
+
+  if (system_slot) {
+    auto [done, system] = system_slot->wait_until(gpu_deadline);
+    if (!done) {
+      out.abandoned_threads = true;
+      const char* where = system_slot->current_call();
+      const std::string call = where ? where : "an NVML system query";
+      out.timeouts.push_back(
+          fmt::format("{} did not return within {}", call, format_seconds(options.gpu_timeout)));
+      out.notes.push_back(fmt::format(
+          "NVML system query incomplete: {} did not return within {} (GPUs probed regardless)",
+          call, format_seconds(options.gpu_timeout)));
+      // At least the deadline went into it: the driver-slow rule sees a hang as slow.
+      call_ms[call] += static_cast<double>(options.gpu_timeout.count());
+    }
+    out.driver_version = system.driver_version;
+    out.nvml_version = system.nvml_version;
+    if (system.cuda_driver_version)
+      out.cuda_driver_version = fmt::format("{}.{}", *system.cuda_driver_version / 1000,
+                                            (*system.cuda_driver_version % 1000) / 10);
   }
 
   // NVLink remote ends → GPU indices.
@@ -789,9 +896,10 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
 
   // Pairs: only among GPUs that answered; still under a deadline, since a pair query touches both
   // GPUs.
-  if (count > 1 && lib->device_get_topology_common_ancestor) {
+  if (count > 1 && !samples_only && lib->device_get_topology_common_ancestor) {
     struct PairsOutput {
       std::vector<GpuPair> pairs;
+      int a = -1, b = -1;  // the pair being asked about
     };
     auto pair_slot = start_probe<PairsOutput>([lib, handles](Slot<PairsOutput>& slot) {
       PairsOutput o;
@@ -801,6 +909,9 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
           GpuPair p;
           p.a = static_cast<int>(a);
           p.b = static_cast<int>(b);
+          o.a = p.a;
+          o.b = p.b;
+          slot.publish(o);
           int level = -1;
           slot.entering("nvmlDeviceGetTopologyCommonAncestor");
           if (lib->device_get_topology_common_ancestor(handles[a], handles[b], &level) ==
@@ -820,6 +931,7 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
             p.p2p_atomics = status(NVML_P2P_CAPS_INDEX_ATOMICS);
           }
           o.pairs.push_back(p);
+          o.a = o.b = -1;
           slot.publish(o);
         }
       }
@@ -829,10 +941,28 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
     auto [pairs_done, pairs] = pair_slot->wait_until(Clock::now() + options.gpu_timeout);
     if (!pairs_done) {
       out.abandoned_threads = true;
+      const char* where = pair_slot->current_call();
+      const std::string call = where ? where : "NVML";
+      const std::string timeout = format_seconds(options.gpu_timeout);
       out.notes.push_back(
-          fmt::format("GPU pair topology incomplete: {} did not return within {}",
-                      pair_slot->current_call() ? pair_slot->current_call() : "NVML",
-                      format_seconds(options.gpu_timeout)));
+          fmt::format("GPU pair topology incomplete: {} did not return within {}", call, timeout));
+      if (pairs.a >= 0 && pairs.b >= 0) {
+        out.timeouts.push_back(fmt::format("{} for GPU{} and GPU{} did not return within {}", call,
+                                           pairs.a, pairs.b, timeout));
+        // Either GPU of the pair may be the one that hangs: both are named, and neither
+        // counts as having answered.
+        for (auto [self, peer] : {std::pair{pairs.a, pairs.b}, std::pair{pairs.b, pairs.a}}) {
+          auto& g = out.gpus[static_cast<std::size_t>(self)];
+          if (!g.unresponsive)
+            g.unresponsive = fmt::format(
+                "not responding: {} with GPU{} did not return within {} (pair query "
+                "timed out)",
+                call, peer, timeout);
+        }
+      } else {
+        out.timeouts.push_back(
+            fmt::format("the GPU pair query ({}) did not return within {}", call, timeout));
+      }
     }
     out.pairs = std::move(pairs.pairs);
   }
@@ -869,6 +999,26 @@ NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
   // above), so the library stays mapped; shutting NVML down under it could block.
   if (!out.abandoned_threads && lib->shutdown) lib->shutdown();
   return finish();
+}
+
+}  // namespace
+
+NvmlProbeResult probe_nvml(const NvmlProbeOptions& options, const NvmlLibraryRef& library) {
+  return probe_loaded(options, library, Clock::now());
+}
+
+NvmlProbeResult probe_nvml(const NvmlProbeOptions& options) {
+  const auto start = Clock::now();
+  auto loaded = load_nvml(options, start + options.init_timeout);
+  if (!loaded.library) {
+    NvmlProbeResult out;
+    set_failure(out, loaded.failure, std::move(loaded.failure_message));
+    out.abandoned_threads = loaded.abandoned_threads;
+    out.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    return out;
+  }
+  // Loading and nvmlInit share the one init deadline.
+  return probe_loaded(options, loaded.library, start);
 }
 
 }  // namespace gpuvet::probe

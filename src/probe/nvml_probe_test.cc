@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/stat.h>
+
 namespace gpuvet::probe {
 namespace {
 
@@ -276,6 +278,111 @@ TEST(NvmlProbeTest, StubLibraryIsRecognised) {
   EXPECT_EQ(r.failure, NvmlFailure::kStubLibrary);
   EXPECT_NE(r.failure_message.find("stub"), std::string::npos);
   EXPECT_TRUE(r.gpus.empty());
+}
+
+// A library path that is not a regular file is refused before anything opens it:
+// opening a FIFO for reading would wait for a writer forever.
+TEST(NvmlProbeTest, FifoDirectoryAndDeviceAreRefusedWithoutOpeningThem) {
+  auto dir = fs::temp_directory_path() / ("gpuvet-nvml-kinds-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const auto fifo = dir / "libnvidia-ml.so.1";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto f = probe_with(scenario("h200-1gpu-idle.json"), fifo.string());
+  EXPECT_EQ(f.failure, NvmlFailure::kLibraryInvalid);
+  EXPECT_NE(f.failure_message.find("a FIFO (named pipe), not a shared library"), std::string::npos)
+      << f.failure_message;
+  EXPECT_FALSE(f.abandoned_threads);
+  auto d = probe_with(scenario("h200-1gpu-idle.json"), dir.string());
+  EXPECT_EQ(d.failure, NvmlFailure::kLibraryInvalid);
+  EXPECT_NE(d.failure_message.find("a directory"), std::string::npos) << d.failure_message;
+  auto z = probe_with(scenario("h200-1gpu-idle.json"), "/dev/null");
+  EXPECT_EQ(z.failure, NvmlFailure::kLibraryInvalid);
+  EXPECT_NE(z.failure_message.find("a character device"), std::string::npos) << z.failure_message;
+  fs::remove_all(dir);
+}
+
+TEST(NvmlProbeTest, DriverVersionHangNamesTheCallAndEveryGpuIsStillProbed) {
+  auto r =
+      probe_with(scenario("fault-driver-version-hang.json"), GPUVET_FAKE_NVML, milliseconds(300));
+  ASSERT_EQ(r.failure, NvmlFailure::kNone) << r.failure_message;
+  ASSERT_EQ(r.gpus.size(), 8u);
+  for (const auto& g : r.gpus) {
+    EXPECT_FALSE(g.unresponsive) << *g.unresponsive;
+    EXPECT_EQ(g.name.value_or(""), "NVIDIA H100 80GB HBM3");
+  }
+  EXPECT_EQ(r.pairs.size(), 28u);
+  EXPECT_FALSE(r.driver_version);
+  ASSERT_EQ(r.timeouts.size(), 1u);
+  EXPECT_NE(r.timeouts[0].find("nvmlSystemGetDriverVersion did not return within 0.3 s"),
+            std::string::npos)
+      << r.timeouts[0];
+  EXPECT_TRUE(r.abandoned_threads);
+}
+
+TEST(NvmlProbeTest, ProcessNameHangKeepsTheNvlinksAndProcessesReadBefore) {
+  auto r =
+      probe_with(scenario("fault-process-name-hang.json"), GPUVET_FAKE_NVML, milliseconds(300));
+  ASSERT_EQ(r.failure, NvmlFailure::kNone) << r.failure_message;
+  ASSERT_EQ(r.gpus.size(), 8u);
+  const auto& g = r.gpus[0];
+  ASSERT_TRUE(g.unresponsive);
+  EXPECT_NE(g.unresponsive->find("nvmlSystemGetProcessName did not return"), std::string::npos)
+      << *g.unresponsive;
+  EXPECT_EQ(g.nvlinks.size(), 18u);
+  EXPECT_EQ(g.name.value_or(""), "NVIDIA H100 80GB HBM3");
+  ASSERT_EQ(r.processes.size(), 1u);
+  EXPECT_EQ(r.processes[0].gpu, 0);
+  EXPECT_EQ(r.processes[0].host_pid, 1);
+  EXPECT_FALSE(r.processes[0].name);  // the lookup that hung
+  EXPECT_TRUE(r.abandoned_threads);
+}
+
+TEST(NvmlProbeTest, PairQueryHangIsRecordedAndBothGpusOfThePairAreNamed) {
+  auto r = probe_with(scenario("fault-pair-hang.json"), GPUVET_FAKE_NVML, milliseconds(300));
+  ASSERT_EQ(r.failure, NvmlFailure::kNone) << r.failure_message;
+  ASSERT_EQ(r.gpus.size(), 8u);
+  ASSERT_EQ(r.timeouts.size(), 1u);
+  EXPECT_NE(
+      r.timeouts[0].find(
+          "nvmlDeviceGetTopologyCommonAncestor for GPU0 and GPU1 did not return within 0.3 s"),
+      std::string::npos)
+      << r.timeouts[0];
+  ASSERT_TRUE(r.gpus[0].unresponsive);
+  EXPECT_NE(r.gpus[0].unresponsive->find("with GPU1"), std::string::npos);
+  ASSERT_TRUE(r.gpus[1].unresponsive);
+  EXPECT_NE(r.gpus[1].unresponsive->find("with GPU0"), std::string::npos);
+  for (int i = 2; i < 8; ++i) EXPECT_FALSE(r.gpus[i].unresponsive) << i;
+  EXPECT_EQ(r.gpus[0].nvlinks.size(), 18u);  // what each GPU answered itself stays
+  EXPECT_TRUE(r.abandoned_threads);
+}
+
+TEST(NvmlProbeTest, OneLoadedLibraryServesRepeatedProbesAndSkipsStuckGpus) {
+  ::setenv("GPUVET_FAKE_NVML_SCENARIO", scenario("fault-clock-hang.json").c_str(), 1);
+  NvmlProbeOptions o;
+  o.library = GPUVET_FAKE_NVML;
+  o.library_given_by_user = true;
+  o.gpu_timeout = milliseconds(300);
+  o.samples_only = true;
+  auto loaded = load_nvml(o);
+  ASSERT_TRUE(loaded.library) << loaded.failure_message;
+  auto first = probe_nvml(o, loaded.library);
+  ASSERT_EQ(first.failure, NvmlFailure::kNone) << first.failure_message;
+  ASSERT_EQ(first.gpus.size(), 2u);
+  EXPECT_TRUE(first.gpus[0].clocks.sm_mhz);
+  EXPECT_TRUE(first.gpus[0].thermal.gpu_c);
+  EXPECT_FALSE(first.gpus[0].name);  // samples only: no identity queries
+  EXPECT_TRUE(first.pairs.empty());
+  ASSERT_TRUE(first.gpus[1].unresponsive);
+  EXPECT_NE(first.gpus[1].unresponsive->find("nvmlDeviceGetClockInfo"), std::string::npos);
+  EXPECT_TRUE(first.abandoned_threads);
+  o.skip_gpus = {1};
+  auto second = probe_nvml(o, loaded.library);
+  ASSERT_EQ(second.failure, NvmlFailure::kNone) << second.failure_message;
+  EXPECT_FALSE(second.abandoned_threads);  // GPU1 was not asked again
+  ASSERT_EQ(second.gpus.size(), 2u);
+  EXPECT_TRUE(second.gpus[0].thermal.gpu_c);
+  ASSERT_TRUE(second.gpus[1].unresponsive);
+  EXPECT_NE(second.gpus[1].unresponsive->find("not probed"), std::string::npos);
 }
 
 }  // namespace

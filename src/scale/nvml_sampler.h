@@ -1,0 +1,67 @@
+// scale/nvml_sampler.h — the sustained mode's time series: clocks, clock-event reasons,
+// temperature, power and utilisation of every GPU, read through NVML every interval
+// while the workload runs.
+//
+// The sampler owns one thread. It loads NVML once, on that thread under the init
+// deadline, and reuses the library for every sample. A GPU whose probe did not return by
+// its deadline is not asked again (its thread may still be inside the driver); a hang or
+// failure of NVML's initialisation stops the sampling. Either way the process has a
+// thread stuck in the driver and must leave through _exit: abandoned_probes() says so.
+// start() and stop() from one thread; samples_taken() from any; the rest after stop().
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpuvet/facts.h"
+
+namespace gpuvet::scale {
+
+struct SamplerOptions {
+  std::optional<std::string> nvml_library;  // as CollectOptions::nvml_library
+  double interval_s = 1.0;
+  std::chrono::milliseconds init_timeout{4000};
+  std::chrono::milliseconds gpu_timeout{3000};
+};
+
+class NvmlSampler {
+ public:
+  explicit NvmlSampler(SamplerOptions options) : options_(std::move(options)) {}
+  ~NvmlSampler() { stop(); }
+  NvmlSampler(const NvmlSampler&) = delete;
+  NvmlSampler& operator=(const NvmlSampler&) = delete;
+
+  void start();
+  // Stops and joins the thread (bounded by the NVML deadlines); returns every sample.
+  std::vector<GpuSample> stop();
+
+  std::size_t samples_taken() const;
+  // A probe thread was left inside NVML: leave with _exit, not through destructors.
+  bool abandoned_probes() const { return abandoned_probes_; }
+  // How many probes were abandoned (at most one per GPU, plus one for initialisation).
+  int abandoned_count() const { return abandoned_count_; }
+  // Why a GPU, or all of them, stopped being sampled.
+  const std::vector<std::string>& notes() const { return notes_; }
+
+ private:
+  void loop();
+
+  const SamplerOptions options_;
+  std::chrono::steady_clock::time_point t0_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex mu_;
+  std::vector<GpuSample> samples_;
+  // Written by the sampler thread, read after it is joined.
+  bool abandoned_probes_ = false;
+  int abandoned_count_ = 0;
+  std::vector<std::string> notes_;
+};
+
+}  // namespace gpuvet::scale
