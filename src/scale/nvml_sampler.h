@@ -7,7 +7,8 @@
 // its deadline is not asked again (its thread may still be inside the driver); a hang or
 // failure of NVML's initialisation stops the sampling. Either way the process has a
 // thread stuck in the driver and must leave through _exit: abandoned_probes() says so.
-// start() and stop() from one thread; samples_taken() from any; the rest after stop().
+// start() and stop() from one thread; samples_taken() and finished() from any; the rest
+// after stop().
 #pragma once
 
 #include <atomic>
@@ -42,6 +43,8 @@ class NvmlSampler {
   std::vector<GpuSample> stop();
 
   std::size_t samples_taken() const;
+  // The thread has given up on its own (NVML failed or hung): stop() returns at once.
+  bool finished() const { return finished_; }
   // A probe thread was left inside NVML: leave with _exit, not through destructors.
   bool abandoned_probes() const { return abandoned_probes_; }
   // How many probes were abandoned (at most one per GPU, plus one for initialisation).
@@ -56,6 +59,7 @@ class NvmlSampler {
   std::chrono::steady_clock::time_point t0_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> finished_{false};
   mutable std::mutex mu_;
   std::vector<GpuSample> samples_;
   // Written by the sampler thread, read after it is joined.

@@ -111,6 +111,10 @@ std::size_t NvmlSampler::samples_taken() const {
 }
 
 void NvmlSampler::loop() {
+  struct MarkFinished {
+    std::atomic<bool>& flag;
+    ~MarkFinished() { flag = true; }
+  } mark{finished_};
   probe::NvmlProbeOptions o;
   o.library_given_by_user = options_.nvml_library.has_value();
   o.library = options_.nvml_library.value_or("libnvidia-ml.so.1");

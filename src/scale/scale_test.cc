@@ -224,7 +224,10 @@ TEST(ScaleSampler, InitHangStopsTheSamplerAndIsReportedAsAbandoned) {
   auto o = fake_sampling("fault-init-hang.json");
   o.init_timeout = std::chrono::milliseconds(300);
   scale::NvmlSampler sampler(o);
-  const auto samples = sample_until(sampler, 1);
+  sampler.start();
+  for (int i = 0; i < 3000 && !sampler.finished(); ++i)  // at most ~60 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto samples = sampler.stop();
   EXPECT_TRUE(samples.empty());
   EXPECT_TRUE(sampler.abandoned_probes());
   EXPECT_EQ(sampler.abandoned_count(), 1);
