@@ -43,12 +43,15 @@ void skip_spaces(std::string_view s, std::size_t& i) {
   while (i < s.size() && is_space(s[i])) ++i;
 }
 
-// 1..max_digits decimal digits at s[i]; advances i.
+// 1..max_digits decimal digits at s[i]; advances i. A value past int64 saturates at its
+// maximum (a /dev/kmsg sequence number, an unsigned 64-bit count, can be that long).
 std::optional<std::int64_t> read_number(std::string_view s, std::size_t& i, int max_digits) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   std::size_t j = i;
   std::int64_t v = 0;
   while (j < s.size() && is_digit(s[j]) && static_cast<int>(j - i) < max_digits) {
-    v = v * 10 + (s[j] - '0');
+    const int d = s[j] - '0';
+    v = v > (kMax - d) / 10 ? kMax : v * 10 + d;
     ++j;
   }
   if (j == i || (j < s.size() && is_digit(s[j]))) return std::nullopt;  // none, or too many

@@ -132,6 +132,20 @@ TEST(KernelLogParse, KmsgRecordAndDictionaryLines) {
   EXPECT_TRUE(log.fallen_off_bus.empty());
 }
 
+// A /dev/kmsg sequence number is an unsigned 64-bit count: one past int64 still reads as a
+// record (the fuzz regression input; UBSan flagged the overflow in the digit reader).
+TEST(KernelLogParse, KmsgRecordWithSequenceNumberPastInt64StillReads) {
+  const auto text = read_file(std::string(GPUVET_SOURCE_DIR) +
+                              "/fuzz/regressions/kernel-log/kmsg-sequence-past-int64.txt");
+  ASSERT_NE(text.find("99999999999999999999"), std::string::npos);
+  KernelLog log = parse(text, kBoot);
+  ASSERT_EQ(log.xids.size(), 1u);
+  EXPECT_EQ(log.xids[0].code, 79);
+  EXPECT_EQ(log.xids[0].pci_bus_id, "0000:3b:00.0");
+  ASSERT_TRUE(log.xids[0].uptime_s.has_value());
+  EXPECT_DOUBLE_EQ(*log.xids[0].uptime_s, 0.0);
+}
+
 TEST(KernelLogParse, KmsgMultiLineRecordIsJoined) {
   KernelLog log = parse(
       "6,1007,6000000100,-;NVRM: The NVIDIA GPU 0000:af:00.0\\x0aNVRM: (PCI ID: 10de:2330) "
