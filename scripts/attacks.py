@@ -1590,12 +1590,14 @@ def a69(ctx):
 
 
 @attack(70, "config is a FIFO / a never-closing stdin",
-        "`mkfifo c; --config c`; `sleep 1000 | gpuvet diagnose --from task-11.txt --config /dev/stdin` (timeout 10 s)", "3 or bounded")
+        "`mkfifo c; --config c`; `gpuvet diagnose --from task-11.txt --config /dev/stdin < <(sleep 1000)` (timeout 10 s)", "3 or bounded")
 def a70(ctx):
     if not os.path.exists(ctx.path("c")):
         os.mkfifo(ctx.path("c"))
     r1 = ctx.sh("gpuvet diagnose --from task-11.txt --config c", timeout=10)
-    r2 = ctx.sh("sleep 1000 | gpuvet diagnose --from task-11.txt --config /dev/stdin", timeout=10)
+    # A process substitution, not a pipe: the shell then waits for gpuvet alone, not for the
+    # writer that never ends (which a pipe's last stage cannot outlive).
+    r2 = ctx.sh("gpuvet diagnose --from task-11.txt --config /dev/stdin < <(sleep 1000)", timeout=10)
     ok = all(r.code == 3 and not r.timed_out for r in (r1, r2))
     return V(ok), f"FIFO {r1.obs(rss=False)}; stdin {r2.obs(rss=False)}"
 
