@@ -7,6 +7,8 @@
 // renamed or lost fixture never turns into a silent skip). Header-only, for tests.
 #pragma once
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -56,6 +58,34 @@ inline std::string all_notes(const Facts& f) {
   for (const auto& n : f.notes) s += n + "\n";
   return s;
 }
+
+// A private scratch directory under the system temp directory (prefix names the test),
+// removed with everything in it when the test ends.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix = "gpuvet-test") {
+    std::string tmpl = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+    if (::mkdtemp(tmpl.data())) path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+  // Writes name (creating its folders) and returns its path.
+  std::string write(const std::string& name, const std::string& content) const {
+    const std::string p = file(name);
+    std::filesystem::create_directories(std::filesystem::path(p).parent_path());
+    std::ofstream(p, std::ios::binary) << content;
+    return p;
+  }
+
+ private:
+  std::string path_;
+};
 
 }  // namespace gpuvet::testing
 

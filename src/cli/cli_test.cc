@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "fixture_util.h"
 #include "gpuvet/env.h"
 
 namespace gpuvet {
@@ -209,18 +210,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A private directory under the system temp directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "gpuvet-cli-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return (fs::path(path_) / name).string(); }
-
- private:
-  std::string path_;
+using TempDirBase = testing::TempDir;
+struct TempDir : TempDirBase {
+  TempDir() : TempDirBase("gpuvet-cli") {}
 };
 
 std::string testing_read(const std::string& path) {

@@ -1,4 +1,5 @@
 #include "probe/kernel_log_source.h"
+#include "fixture_util.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -57,27 +58,9 @@ CommandResult exited(int code, std::string out, std::string err = "") {
   return r;
 }
 
-// A scratch directory removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "gpuvet-kmsg-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data()) ? tmpl : "";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string write(const std::string& name, const std::string& content) const {
-    std::string p = path_ + "/" + name;
-    std::filesystem::create_directories(std::filesystem::path(p).parent_path());
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-  }
-
- private:
-  std::string path_;
+using TempDirBase = testing::TempDir;
+struct TempDir : TempDirBase {
+  TempDir() : TempDirBase("gpuvet-kmsg") {}
 };
 
 const CommandResult never_run = exited(0, "");

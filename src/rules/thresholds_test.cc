@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "fixture_util.h"
 #include "gpuvet/diagnose.h"
 
 namespace gpuvet {
@@ -20,18 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "gpuvet-thresholds-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return (fs::path(path_) / name).string(); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+using TempDirBase = testing::TempDir;
+struct TempDir : TempDirBase {
+  TempDir() : TempDirBase("gpuvet-thresholds") {}
 };
 
 std::string message_of(const Result<Thresholds>& r) {
