@@ -11,6 +11,7 @@
 
 #include "import/importer.h"
 #include "import/load.h"
+#include "large_inputs.h"
 
 namespace {
 
@@ -132,6 +133,29 @@ void BM_ImportText8GpuXml(benchmark::State& state) {
                           static_cast<std::int64_t>(input.size()));
 }
 BENCHMARK(BM_ImportText8GpuXml)->Unit(benchmark::kMillisecond);
+
+void import_whole(benchmark::State& state, const std::string& input, const char* name) {
+  for (auto _ : state) {
+    auto facts = gpuvet::import::import_text(input, name);
+    benchmark::DoNotOptimize(facts.pairs.data());
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(input.size()));
+}
+
+// Fleet-size inputs (issue 13, D6): a 1024-GPU `topo -m` (523 776 pairs) and two pmon
+// samples of 100 000 processes each.
+void BM_ImportTopo1024Gpus(benchmark::State& state) {
+  static const std::string input = gpuvet::testing::topo_matrix(1024);
+  import_whole(state, input, "topo1024.txt");
+}
+BENCHMARK(BM_ImportTopo1024Gpus)->Unit(benchmark::kMillisecond);
+
+void BM_ImportPmonTwoSamplesOf100k(benchmark::State& state) {
+  static const std::string input = gpuvet::testing::pmon_two_samples_of_100k();
+  import_whole(state, input, "pmon.txt");
+}
+BENCHMARK(BM_ImportPmonTwoSamplesOf100k)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

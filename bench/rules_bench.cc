@@ -12,6 +12,7 @@
 #include "gpuvet/diagnose.h"
 #include "gpuvet/report.h"
 #include "import/load.h"
+#include "large_inputs.h"
 
 namespace {
 
@@ -120,6 +121,29 @@ void BM_ImportAndDiagnose8GpuXml(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ImportAndDiagnose8GpuXml)->Unit(benchmark::kMillisecond);
+
+// The rules over fleet-size facts (issue 13, D6): every pair of 1024 GPUs, 150 000 processes.
+void diagnose_imported(benchmark::State& state, const std::string& input, const char* name) {
+  const gpuvet::Facts facts = gpuvet::import::import_text(input, name);
+  for (auto _ : state) {
+    auto d = gpuvet::diagnose(facts);
+    benchmark::DoNotOptimize(d);
+  }
+  state.counters["pairs"] = static_cast<double>(facts.pairs.size());
+  state.counters["processes"] = static_cast<double>(facts.processes.size());
+}
+
+void BM_DiagnoseTopo1024Gpus(benchmark::State& state) {
+  static const std::string input = gpuvet::testing::topo_matrix(1024);
+  diagnose_imported(state, input, "topo1024.txt");
+}
+BENCHMARK(BM_DiagnoseTopo1024Gpus)->Unit(benchmark::kMillisecond);
+
+void BM_DiagnosePmonTwoSamplesOf100k(benchmark::State& state) {
+  static const std::string input = gpuvet::testing::pmon_two_samples_of_100k();
+  diagnose_imported(state, input, "pmon.txt");
+}
+BENCHMARK(BM_DiagnosePmonTwoSamplesOf100k)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

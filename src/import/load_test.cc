@@ -3,6 +3,7 @@
 #include "import/importer.h"
 
 #include "fixture_util.h"
+#include "large_inputs.h"
 
 #include <grp.h>
 #include <gtest/gtest.h>
@@ -218,39 +219,6 @@ constexpr const char* kLscpu =
 constexpr const char* kDmesg =
     "[ 10.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=7, name=a.out, Graphics Exception\n";
 
-std::string pmon_header() {
-  return "# gpu         pid  type    sm   mem   enc   dec   command\n"
-         "# Idx           #   C/G     %     %     %     %   name\n";
-}
-
-std::string pmon_rows(int first_pid, int n) {
-  std::string s;
-  s.reserve(static_cast<std::size_t>(n) * 64);
-  char line[96];
-  for (int i = 0; i < n; ++i) {
-    std::snprintf(line, sizeof line, "    %d %9d     C    10     5     -     -   python\n", i % 8,
-                  first_pid + i);
-    s += line;
-  }
-  return s;
-}
-
-// `nvidia-smi topo -m` of n GPUs, every pair NV18, with its legend.
-std::string topo_matrix(int n) {
-  std::string s = "\t";
-  for (int j = 0; j < n; ++j) s += "GPU" + std::to_string(j) + "\t";
-  s += "CPU Affinity\tNUMA Affinity\tGPU NUMA ID\n";
-  for (int i = 0; i < n; ++i) {
-    s += "GPU" + std::to_string(i);
-    for (int j = 0; j < n; ++j) s += i == j ? "\t X " : "\tNV18";
-    s += "\t0-63\t0\t\tN/A\n";
-  }
-  s += "\nLegend:\n\n  X    = Self\n  SYS  = Connection traversing PCIe as well as the SMP "
-       "interconnect between NUMA nodes (e.g., QPI/UPI)\n  NV#  = Connection traversing a "
-       "bonded set of # NVLinks\n";
-  return s;
-}
-
 // Runs `body` in a child process that must exit 0 within `limit_s` seconds: a merge that
 // grows with the square of its input never gets there. The bound is generous; no timing is
 // asserted beyond it.
@@ -267,7 +235,7 @@ void in_child_within(unsigned limit_s, Body body) {
 }
 
 TEST(ImportScaleTest, TopologyOf1024GpusImportsEveryPair) {
-  const std::string text = topo_matrix(1024);
+  const std::string text = testing::topo_matrix(1024);
   in_child_within(60, [&] {
     const Facts f = import_text(text, "topo1024.txt");
     EXPECT_EQ(f.gpus.size(), 1024u);
@@ -277,8 +245,7 @@ TEST(ImportScaleTest, TopologyOf1024GpusImportsEveryPair) {
 
 TEST(ImportScaleTest, HundredThousandPmonRowsInEachOfTwoInputsKeepEveryProcess) {
   // Two samples of 100 000 processes, half of them the same: each (gpu, pid) once.
-  const std::string text = "$ nvidia-smi pmon -c 1\n" + pmon_header() + pmon_rows(1000, 100000) +
-                           "$ nvidia-smi pmon -c 1\n" + pmon_header() + pmon_rows(51000, 100000);
+  const std::string text = testing::pmon_two_samples_of_100k();
   in_child_within(60, [&] {
     const Facts f = import_text(text, "pmon.txt");
     EXPECT_EQ(f.processes.size(), 150000u);

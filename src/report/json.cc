@@ -129,7 +129,9 @@ json facts_document(const Facts& facts, const JsonOptions& options) {
 
 std::string dump_document(const nlohmann::ordered_json& doc, int indent) {
   // Invalid UTF-8 from a device string must not abort the dump: it becomes U+FFFD.
-  const std::string dumped = doc.dump(indent, ' ', false, json::error_handler_t::replace);
+  std::string dumped = doc.dump(indent, ' ', false, json::error_handler_t::replace);
+  if (dumped.find('\x7f') == std::string::npos && dumped.find('\xc2') == std::string::npos)
+    return dumped;  // nothing to escape: no second copy of a large document
   // The dump escapes C0 controls but leaves DEL and the C1 controls (U+0080–U+009F, which
   // some terminals obey) raw. Outside strings a JSON text is ASCII, so every such byte is
   // inside a string, where \u escapes mean the same character.

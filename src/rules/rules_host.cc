@@ -203,12 +203,11 @@ std::set<int> check_shared(const Context& c, Emitter& e) {
   std::set<int> known;
   for (const auto& g : f.gpus)
     if (!g.unresponsive) known.insert(g.index);
+  std::set<std::pair<int, long long>> seen;  // (gpu, host pid): a process once per GPU
   for (const auto& p : f.processes) {
     known.insert(p.gpu);
     auto& v = by_gpu[p.gpu];
-    if (std::none_of(v.begin(), v.end(),
-                     [&](const ProcessFacts* q) { return q->host_pid == p.host_pid; }))
-      v.push_back(&p);
+    if (seen.emplace(p.gpu, static_cast<long long>(p.host_pid)).second) v.push_back(&p);
   }
   // GPUs that run nothing: no process and (if we know its load) not busy either.
   std::vector<int> empty;
@@ -235,9 +234,13 @@ std::set<int> check_shared(const Context& c, Emitter& e) {
       subjects.push_back(fmt::format("pid {}", p->host_pid));
       pids.push_back(process_name(*p));
     }
+    // The message names at most kNamed processes; the subjects keep every pid.
+    constexpr std::size_t kNamed = 10;
+    const std::size_t named = pids.size() > kNamed + 1 ? kNamed : pids.size();
     std::string list;
-    for (std::size_t i = 0; i < pids.size(); ++i)
+    for (std::size_t i = 0; i < named; ++i)
       list += (i == 0 ? "" : i + 1 == pids.size() ? " and " : ", ") + pids[i];
+    if (named < pids.size()) list += fmt::format(" and {} more", pids.size() - named);
     e.add("gpu-shared-by-processes", Severity::kWarning, subjects,
           fmt::format("{} processes share {}: pids {}; {} run{} no process", procs.size(),
                       gpu_subject(gpu), list, join(idle_names, ", "),

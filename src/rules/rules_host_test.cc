@@ -1,6 +1,7 @@
 // Tests for check_host (CPU, storage, network) and check_mapping (processes, memory, NUMA).
 // Article tasks 8, 9, 10, 11, 13 and 14 are imported from their verbatim fixtures.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -214,6 +215,44 @@ TEST(MappingRules, SharedGpuAndIdlePeerNotReportedTwice) {
   f.processes = {proc(100, 0), proc(101, 0)};
   f.gpus[0].mig_enabled = true;
   EXPECT_TRUE(with_id(mapping(f), "gpu-shared-by-processes").empty());
+}
+
+TEST(MappingRules, ManyProcessesOnOneGpuAreCountedOnceAndTheMessageStaysReadable) {
+  Facts f;
+  f.gpus = {gpu_at(0, 97), gpu_at(1, 0)};
+  for (int pid = 1000; pid < 1030; ++pid) {
+    f.processes.push_back(proc(pid, 0));
+    f.processes.push_back(proc(pid, 0));  // a second sample of the same process
+  }
+  auto v = with_id(mapping(f), "gpu-shared-by-processes");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].subjects.size(), 2u + 30u);  // GPU0, GPU1 and every pid once
+  EXPECT_EQ(v[0].evidence.rfind("30 processes share GPU0: pids 1000 (python), 1001", 0), 0u)
+      << v[0].evidence;
+  EXPECT_NE(v[0].evidence.find(", 1009 (python) and 20 more; GPU1 runs no process"),
+            std::string::npos)
+      << v[0].evidence;
+  EXPECT_EQ(v[0].evidence.find("1010"), std::string::npos) << v[0].evidence;
+}
+
+// Half a million processes on one GPU: a per-process scan of the GPU's list (quadratic, the
+// old code: about five minutes here) never finishes inside the child's generous alarm; a set does
+// it in well under a second. No timing is asserted beyond the alarm.
+TEST(MappingRules, HalfAMillionProcessesOnOneGpuAreJudgedWithoutAQuadraticScan) {
+  const auto judge = [] {
+    Facts f;
+    f.gpus = {gpu_at(0, 97), gpu_at(1, 0)};
+    f.processes.reserve(500000);
+    for (int pid = 1; pid <= 500000; ++pid) f.processes.push_back(proc(pid, 0));
+    auto v = with_id(mapping(f), "gpu-shared-by-processes");
+    return v.size() == 1 && v[0].subjects.size() == 500002u;
+  };
+  EXPECT_EXIT(
+      {
+        ::alarm(60);
+        std::_Exit(judge() ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(MappingRules, IdleGpuWhilePeerBusy) {

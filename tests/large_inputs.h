@@ -1,0 +1,51 @@
+// tests/large_inputs.h — generated inputs of fleet size, shared by the import tests and the
+// benchmarks: an `nvidia-smi topo -m` of n GPUs and `nvidia-smi pmon` samples of many
+// processes. Header-only; no gtest dependency, so bench/ can include it.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+namespace gpuvet::testing {
+
+inline std::string pmon_header() {
+  return "# gpu         pid  type    sm   mem   enc   dec   command\n"
+         "# Idx           #   C/G     %     %     %     %   name\n";
+}
+
+// n pmon rows spread over 8 GPUs, pids first_pid … first_pid + n - 1.
+inline std::string pmon_rows(int first_pid, int n) {
+  std::string s;
+  s.reserve(static_cast<std::size_t>(n) * 64);
+  char line[96];
+  for (int i = 0; i < n; ++i) {
+    std::snprintf(line, sizeof line, "    %d %9d     C    10     5     -     -   python\n", i % 8,
+                  first_pid + i);
+    s += line;
+  }
+  return s;
+}
+
+// Two samples of 100 000 processes, half of them the same: 150 000 distinct (gpu, pid).
+inline std::string pmon_two_samples_of_100k() {
+  return "$ nvidia-smi pmon -c 1\n" + pmon_header() + pmon_rows(1000, 100000) +
+         "$ nvidia-smi pmon -c 1\n" + pmon_header() + pmon_rows(51000, 100000);
+}
+
+// `nvidia-smi topo -m` of n GPUs, every pair NV18, with its legend.
+inline std::string topo_matrix(int n) {
+  std::string s = "\t";
+  for (int j = 0; j < n; ++j) s += "GPU" + std::to_string(j) + "\t";
+  s += "CPU Affinity\tNUMA Affinity\tGPU NUMA ID\n";
+  for (int i = 0; i < n; ++i) {
+    s += "GPU" + std::to_string(i);
+    for (int j = 0; j < n; ++j) s += i == j ? "\t X " : "\tNV18";
+    s += "\t0-63\t0\t\tN/A\n";
+  }
+  s += "\nLegend:\n\n  X    = Self\n  SYS  = Connection traversing PCIe as well as the SMP "
+       "interconnect between NUMA nodes (e.g., QPI/UPI)\n  NV#  = Connection traversing a "
+       "bonded set of # NVLinks\n";
+  return s;
+}
+
+}  // namespace gpuvet::testing
