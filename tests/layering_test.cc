@@ -256,7 +256,7 @@ TEST_F(PlantedTree, AnUpwardIncludeIsReportedWithFileAndLine) {
   write("src/rules/rule.cc", "#include \"core/util.h\"\n#include \"report/json_document.h\"\n");
   EXPECT_TRUE(
       reports("src/rules/rule.cc:2: \"report/json_document.h\" (rules, layer 4, "
-              "includes report, layer 5: up)"))
+              "includes report, layer 6: up)"))
       << joined(check());
 }
 

@@ -4,20 +4,15 @@
 #define TOML_EXCEPTIONS 0
 #include <toml++/toml.h>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <string>
 #include <variant>
 
 #include <fmt/format.h>
 
+#include "core/small_file.h"
 #include "gpuvet/diagnose.h"
 
 namespace gpuvet {
@@ -86,24 +81,6 @@ const Key kKeys[] = {
 };
 
 constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
-
-const char* file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "of an unknown kind";
-}
-
-Status too_big(const std::string& path) {
-  return Status::invalid_input(path + ": thresholds file larger than 1 MiB");
-}
-
-struct FileCloser {
-  int fd;
-  ~FileCloser() { ::close(fd); }
-};
 
 const Key* find_key(std::string_view name) {
   for (const auto& k : kKeys)
@@ -183,45 +160,9 @@ std::vector<ThresholdInfo> describe_thresholds(const Thresholds& t) {
 }
 
 Result<Thresholds> load_thresholds(const std::string& path) {
-  // A config is a small regular file. Anything else is refused before it is opened for
-  // reading: a FIFO or a terminal would block, /dev/zero never ends, and a directory
-  // reads as an empty file (the defaults, without a word).
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    return Status::invalid_input(
-        fmt::format("cannot read thresholds file {}: {}", path, std::strerror(errno)));
-  if (!S_ISREG(st.st_mode))
-    return Status::invalid_input(
-        fmt::format("thresholds file {} is {}, not a regular file", path, file_kind(st.st_mode)));
-  if (static_cast<std::uintmax_t>(st.st_size) > kMaxConfigBytes) return too_big(path);
-  // O_NONBLOCK: should the path be swapped for a FIFO after the stat, open does not wait
-  // for a writer, and the fstat below refuses it.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0)
-    return Status::invalid_input(
-        fmt::format("cannot read thresholds file {}: {}", path, std::strerror(errno)));
-  const FileCloser closer{fd};
-  if (::fstat(fd, &st) != 0)
-    return Status::invalid_input(
-        fmt::format("cannot read thresholds file {}: {}", path, std::strerror(errno)));
-  if (!S_ISREG(st.st_mode))
-    return Status::invalid_input(
-        fmt::format("thresholds file {} is {}, not a regular file", path, file_kind(st.st_mode)));
-  // At most one byte more than the limit, so a file that grows meanwhile is still bounded.
-  std::string text(kMaxConfigBytes + 1, '\0');
-  std::size_t got = 0;
-  while (got < text.size()) {
-    const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0)
-      return Status::invalid_input(
-          fmt::format("cannot read thresholds file {}: {}", path, std::strerror(errno)));
-    if (n == 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  if (got > kMaxConfigBytes) return too_big(path);
-  text.resize(got);
-  return parse_thresholds(text, path);
+  auto text = read_small_file(path, kMaxConfigBytes, "thresholds file");
+  if (!text.is_ok()) return text.status();
+  return parse_thresholds(text.value(), path);
 }
 
 }  // namespace gpuvet
