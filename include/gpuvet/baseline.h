@@ -83,6 +83,9 @@ std::string pair_label(int a, int b);
 // status), "links" (per GPU PCIe max gen/width, current width, NVLink count, NUMA node).
 std::string print_hash(const NodePrint& print, std::string_view part);
 
+// The same hash of any text (a baseline file's digest).
+std::string text_hash(std::string_view text);
+
 // How a baseline value is compared.
 enum class Expect { kEqual, kAtLeast };
 
@@ -125,11 +128,13 @@ struct Deviation {
   std::string found;
   std::string evidence;  // "GPU0-GPU1 path SYS, baseline PIX"
   bool floor = false;    // a bandwidth floor (finding baseline-bandwidth-below-floor)
+  bool unknown = false;  // the node did not report the value: it could not be checked
 };
 
-// Every difference between the node and the baseline, in baseline order. A value the node
-// does not report (null) is a deviation only for what decides the verdict (GPU count, paths,
-// P2P, links): "found unknown".
-std::vector<Deviation> compare(const Baseline& baseline, const NodePrint& node);
+// Every difference between the node and the baseline, in baseline order. A value the
+// baseline pins that the node does not report is a Deviation with `unknown` set ("found
+// unknown"): the gate cannot pass such a node, nor fail it on that value alone. Floors are
+// compared only when `check_floors` (the node's bandwidth comes from a bench run).
+std::vector<Deviation> compare(const Baseline& baseline, const NodePrint& node, bool check_floors);
 
 }  // namespace gpuvet

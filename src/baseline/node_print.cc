@@ -121,7 +121,9 @@ std::string print_hash(const NodePrint& print, std::string_view part) {
   } else {
     canon = std::string(part);
   }
-  return fmt::format("{:016x}", fnv1a(canon));
+  return text_hash(canon);
 }
+
+std::string text_hash(std::string_view text) { return fmt::format("{:016x}", fnv1a(text)); }
 
 }  // namespace gpuvet
