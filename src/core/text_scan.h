@@ -20,7 +20,8 @@ inline bool is_blank(char c) {
 }
 
 inline std::size_t find(std::string_view hay, std::string_view needle, std::size_t from = 0) {
-  if (from > hay.size() || needle.empty()) return npos;
+  // Also keeps memmem from an empty view, whose data() may be null (undefined behaviour).
+  if (from > hay.size() || needle.empty() || hay.size() - from < needle.size()) return npos;
   const void* p = memmem(hay.data() + from, hay.size() - from, needle.data(), needle.size());
   return p ? static_cast<std::size_t>(static_cast<const char*>(p) - hay.data()) : npos;
 }

@@ -1,4 +1,5 @@
 #include "core/util.h"
+#include "core/text_scan.h"
 
 #include <gtest/gtest.h>
 
@@ -57,3 +58,12 @@ TEST(UtilTest, SplitLinesHandlesCrlfAndNoFinalNewline) {
 
 }  // namespace
 }  // namespace gpuvet
+
+// memmem on an empty view is undefined behaviour (its data() may be null): a sanitizer build
+// stops on it, and a shorter haystack than the needle is never searched.
+TEST(TextScanFind, AnEmptyOrShorterTextIsNotSearched) {
+  EXPECT_EQ(gpuvet::text_scan::find(std::string_view{}, "NCCL"), gpuvet::text_scan::npos);
+  EXPECT_EQ(gpuvet::text_scan::find("NCC", "NCCL"), gpuvet::text_scan::npos);
+  EXPECT_EQ(gpuvet::text_scan::find("x NCCL", "NCCL", 2), 2u);
+  EXPECT_EQ(gpuvet::text_scan::find("x NCCL", "NCCL", 3), gpuvet::text_scan::npos);
+}
