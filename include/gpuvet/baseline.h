@@ -123,6 +123,7 @@ struct Deviation {
   std::string
       key;  // "gpu_count", "gpu.GPU1.pcie_width_max", "pair.GPU0-GPU1.path", "floor.h2d.GPU0"
   std::vector<std::string> subjects;
+  std::string what;  // "path", "PCIe width", "h2d bandwidth"
   Severity severity = Severity::kCritical;
   std::string expected;
   std::string found;

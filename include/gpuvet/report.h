@@ -13,6 +13,7 @@
 #include "gpuvet/bench.h"
 #include "gpuvet/diagnose.h"
 #include "gpuvet/facts.h"
+#include "gpuvet/gate.h"
 #include "gpuvet/import.h"
 #include "gpuvet/scale.h"
 
@@ -72,6 +73,11 @@ std::string scale_to_json(const ScaleReport& report, int indent = 2);
 
 // `gpuvet findings`: one line per catalog entry; the Markdown is docs/findings.md (catalog,
 // symptom patterns, thresholds).
+// gate: `gpuvet.gate/1` JSON, the terminal report, JUnit XML (one test case per checked subject).
+std::string gate_to_json(const GateReport& report, const JsonOptions& options);
+std::string render_gate_text(const GateReport& report, const TextOptions& options = {});
+std::string gate_junit_xml(const GateReport& report);
+
 std::string render_catalog_text();
 std::string catalog_to_markdown();
 

@@ -71,6 +71,7 @@ class Comparer {
     Deviation d;
     d.key = key;
     if (!subject.empty()) d.subjects.push_back(subject);
+    d.what = what;
     d.severity = severity;
     d.expected = expected;
     d.found = found;

@@ -234,6 +234,9 @@ std::function<Outcome()> setup_findings(CLI::App& app);
 std::function<Outcome()> setup_bench(CLI::App& app);
 // scale_command.cc
 std::function<Outcome()> setup_scale(CLI::App& app);
+// gate_command.cc
+std::function<Outcome()> setup_baseline(CLI::App& app);
+std::function<Outcome()> setup_gate(CLI::App& app);
 
 namespace {
 
@@ -301,6 +304,14 @@ const std::vector<Command>& commands() {
        "Run the same training step and inference request on 1 GPU and on N: time per step, "
        "throughput, scaling efficiency, comm share, p50/p95/p99",
        setup_scale},
+      {"baseline",
+       "baseline capture: write a node's conformance fingerprint (GPUs, links, paths, P2P, "
+       "NUMA, configuration, bandwidth floors) as a baseline file for its server model",
+       setup_baseline},
+      {"gate",
+       "Compare the node with its server model's baseline and run the rules: pass, fail or "
+       "unknown, a one-line reason, exit codes for Slurm, NHC, node-problem-detector, Nagios",
+       setup_gate},
       {"findings", "List the findings catalog (ids, severities, what each means)", setup_findings},
   };
   return kCommands;

@@ -99,27 +99,33 @@ std::string machine_line(const Facts& facts) {
 
 }  // namespace
 
+namespace report {
+
+nlohmann::ordered_json finding_json(const Finding& f) {
+  const CatalogEntry* e = find_catalog_entry(f.id);
+  return {
+      {"id", f.id},
+      {"severity", severity_name(f.severity)},
+      {"title", e ? e->title : ""},
+      {"category", e ? e->category : "unknown"},
+      {"step", e ? triage_step_name(e->step) : "unknown"},
+      {"subjects", f.subjects},
+      {"evidence", f.evidence},
+      {"meaning", e ? e->meaning : ""},
+      {"decision", e ? e->decision : ""},
+      {"decision_note", f.decision_note ? json(*f.decision_note) : json(nullptr)},
+      {"bottleneck",
+       bottleneck_name(f.bottleneck ? *f.bottleneck : (e ? e->bottleneck : Bottleneck::kUnknown))},
+      {"article", e ? e->article : ""},
+  };
+}
+
+}  // namespace report
+
 std::string diagnosis_to_json(const Facts& facts, const Diagnosis& d, const JsonOptions& options) {
   json doc = report::facts_document(facts, options);
   json findings = json::array();
-  for (const auto& f : d.findings) {
-    const CatalogEntry* e = find_catalog_entry(f.id);
-    findings.push_back({
-        {"id", f.id},
-        {"severity", severity_name(f.severity)},
-        {"title", e ? e->title : ""},
-        {"category", e ? e->category : "unknown"},
-        {"step", e ? triage_step_name(e->step) : "unknown"},
-        {"subjects", f.subjects},
-        {"evidence", f.evidence},
-        {"meaning", e ? e->meaning : ""},
-        {"decision", e ? e->decision : ""},
-        {"decision_note", f.decision_note ? json(*f.decision_note) : json(nullptr)},
-        {"bottleneck", bottleneck_name(f.bottleneck ? *f.bottleneck
-                                                    : (e ? e->bottleneck : Bottleneck::kUnknown))},
-        {"article", e ? e->article : ""},
-    });
-  }
+  for (const auto& f : d.findings) findings.push_back(report::finding_json(f));
   json symptoms = json::array();
   for (const auto& m : d.symptoms) {
     const SymptomPattern* s = find_symptom(m.id);

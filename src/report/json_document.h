@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "gpuvet/diagnose.h"
 #include "gpuvet/facts.h"
 #include "gpuvet/report.h"
 
@@ -15,6 +16,9 @@ nlohmann::ordered_json facts_document(const Facts& facts, const JsonOptions& opt
 
 // The text of a gpuvet JSON document: invalid UTF-8 replaced, and no control character
 // raw (DEL and C1 escaped as well as C0), so the JSON is as safe on a terminal as the text.
+// One finding as the "findings" arrays show it (catalog title, meaning and decision added).
+nlohmann::ordered_json finding_json(const Finding& f);
+
 std::string dump_document(const nlohmann::ordered_json& doc, int indent);
 
 }  // namespace gpuvet::report

@@ -288,6 +288,37 @@ inline constexpr CatalogEntry kCatalog[] = {
      "Enable the persistence daemon, look for Xid events and GPU resets in the kernel log, and "
      "compare with a healthy node.",
      "task 1"},
+    {"baseline-deviation", "The node differs from its server model's baseline", "baseline",
+     kCritical, kTopology, B::kHardware,
+     "gpuvet gate: a value the baseline pins (GPU count or model, a pair's path or P2P status, "
+     "PCIe max generation or width, current width, NUMA node, NVLinks up, fabric, ECC mode: "
+     "critical; driver, VBIOS, power limit, bus id: warning) differs on this node",
+     "This node is not what every healthy node of its model is. A replaced board, a moved card, "
+     "a link that trained narrow or a firmware change alters the paths jobs take, even when each "
+     "value looks plausible alone (story 3: P2P silently lost on a board revision).",
+     "Quarantine (drain) the node, compare it with a passing node of the model (gpuvet facts on "
+     "both), fix or replace the part, and gate it again before it returns. If the baseline is "
+     "wrong for a new, accepted revision, capture a new baseline for that revision.",
+     "story 3"},
+    {"baseline-bandwidth-below-floor", "Measured bandwidth below the baseline's floor", "baseline",
+     kCritical, kClassify, B::kHardware,
+     "gpuvet gate --profile full: a host↔device, peer or all-reduce bandwidth measured under the "
+     "baseline's [[floor]] for that subject",
+     "The link carries less than healthy nodes of this model do, though the fingerprint may "
+     "match: a degraded riser, a clock or power cap, ACS or IOMMU settings, a noisy neighbour.",
+     "Re-run the bench on the idle node to rule out a transient; if it stays low, drain the node "
+     "and look at the diagnose findings for the link (PCIe, P2P, ACS, clocks).",
+     "story 3, measurement"},
+    {"baseline-value-unknown", "A value the baseline pins could not be read on this node",
+     "baseline", kWarning, kConfirm, B::kUnknown,
+     "gpuvet gate: the node reports no value (null) for something the baseline checks, or a "
+     "floor was not measured",
+     "The gate cannot tell whether the node conforms: the verdict is unknown, not pass. The "
+     "driver or a probe failed, or the input (a capture) lacks that output.",
+     "Look at the notes for why the value is missing (a hung NVML call, a missing file in the "
+     "bundle), fix that, and gate again; do not return the node to service on an unknown "
+     "verdict.",
+     "story 3"},
 };
 
 inline constexpr SymptomPattern kSymptoms[] = {

@@ -1,0 +1,82 @@
+// gpuvet/gate.h — `gpuvet gate`: one node (live or saved) against its server model's baseline
+// plus the diagnose rules, as a pass / fail / unknown verdict with a one-line reason and the
+// exit code the system running it expects (Slurm, NHC, node-problem-detector, Nagios).
+//
+// The verdict: fail when a finding (a baseline deviation or a diagnose finding) is at or above
+// --fail-on; else unknown when a value the baseline pins could not be read or the input does
+// not allow a full verdict; else pass. Everything here is a pure function of its inputs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuvet/baseline.h"
+#include "gpuvet/bench.h"
+#include "gpuvet/diagnose.h"
+#include "gpuvet/facts.h"
+#include "gpuvet/status.h"
+
+namespace gpuvet {
+
+enum class GateProfile { kQuick, kFull };  // facts only | facts and the bandwidth floors
+enum class GateVerdict { kPass, kFail, kUnknown };
+const char* gate_verdict_name(GateVerdict v);  // "pass", "fail", "unknown"
+const char* gate_profile_name(GateProfile p);  // "quick", "full"
+
+// Exit codes for the systems that run a gate:
+//   gpuvet, nagios  0 ok/info, 1 warning, 2 critical, 3 unknown (the same scale)
+//   npd             0 OK (pass), 1 NonOK (fail), 2 Unknown (node-problem-detector plugin)
+//   slurm           0 healthy (pass), 1 fail, 2 unknown (a prolog or HealthCheckProgram)
+// Input that cannot be used at all (a bad baseline, an unreadable --from) exits
+// gate_unusable_exit_code(style): 3, or 2 for npd.
+enum class ExitStyle { kGpuvet, kNagios, kNpd, kSlurm };
+Result<ExitStyle> parse_exit_style(std::string_view name);
+const char* exit_style_name(ExitStyle s);
+int gate_unusable_exit_code(ExitStyle s);
+
+struct GateOptions {
+  GateProfile profile = GateProfile::kQuick;
+  Severity fail_on = Severity::kCritical;  // --fail-on warning|critical
+  ExitStyle exit_style = ExitStyle::kGpuvet;
+};
+
+struct GateReport {
+  std::string baseline_path;
+  std::string baseline_digest;
+  std::optional<std::string> baseline_name;
+  GateOptions options;
+  NodePrint node;  // with the bandwidth measured (full profile)
+  std::vector<Deviation> deviations;
+  // The diagnose findings plus one finding per deviation (baseline-deviation,
+  // baseline-bandwidth-below-floor, baseline-value-unknown), worst first.
+  Diagnosis diagnosis;
+  GateVerdict verdict = GateVerdict::kUnknown;
+  std::string reason;  // one ASCII line of at most 80 characters, "gpuvet: …"
+  int exit_code = 3;
+  std::vector<std::string> notes;
+  std::optional<std::int64_t> collected_unix;
+};
+
+// The bandwidth values the floors compare, from measurements (gpuvet bench's, or imported
+// nvbandwidth and nccl-tests outputs): h2d and d2h per GPU (copy engine), peer per pair (the
+// slower direction of a device-to-device read), all-reduce bus bandwidth per size.
+std::vector<BandwidthValue> bandwidth_values(const std::vector<Measurement>& measurements);
+
+// Reads a `gpuvet bench --json` document back into the measurements it reported.
+Result<std::vector<Measurement>> bench_json_measurements(std::string_view json_text,
+                                                         std::string_view origin);
+
+// Floors from a node's measured bandwidth: `fraction` of each value (0.9: 10 % headroom),
+// with where it came from.
+std::vector<Floor> floors_from(const std::vector<BandwidthValue>& bandwidth, double fraction,
+                               std::string_view source);
+
+// Judges a node. `facts` are the node's (live or imported); `diagnosis` is diagnose(facts)
+// with bench measurements in it for the full profile; `bandwidth` what was measured.
+GateReport judge_gate(const Baseline& baseline, const Facts& facts, Diagnosis diagnosis,
+                      std::vector<BandwidthValue> bandwidth, const GateOptions& options);
+
+}  // namespace gpuvet

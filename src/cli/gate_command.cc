@@ -1,0 +1,308 @@
+// `gpuvet baseline capture` (a node's fingerprint as a baseline file) and `gpuvet gate` (a
+// node against it, with the exit code the system running it expects).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "gpuvet/baseline.h"
+#include "gpuvet/bench.h"
+#include "gpuvet/collect.h"
+#include "gpuvet/diagnose.h"
+#include "gpuvet/gate.h"
+#include "gpuvet/report.h"
+#include "live.h"
+
+namespace gpuvet::cli {
+
+namespace {
+
+// The node: imported (--from) or collected live. `abandoned` is set when a probe hung.
+struct Node {
+  Facts facts;
+  std::optional<std::int64_t> now_unix;
+  std::string provenance;
+  bool abandoned = false;
+};
+
+Result<Node> read_node(const LiveArgs& live) {
+  Node n;
+  if (!live.from.empty()) {
+    auto imported = import_from(live.from);
+    if (!imported.is_ok()) return imported.status();
+    if (!any_recognised(imported.value()))
+      return Status::invalid_input(fmt::format(
+          "nothing in {} is a supported output (gpuvet formats lists them)", live.from));
+    n.facts = std::move(imported.value());
+    n.provenance = fmt::format("from {}", live.from);
+    return n;
+  }
+  const CollectOptions o = collect_options(live);
+  const SystemEnv env(o.root);
+  Collection c = collect_facts(o, env);
+  n.abandoned = c.abandoned_probes;
+  if (nvml_library_unusable(c, o)) return Status::invalid_input(c.nvml_failure_message);
+  n.now_unix = env.env().clock.unix_now();
+  n.facts = std::move(c.facts);
+  n.provenance = fmt::format("live on {}", n.facts.host.hostname.value_or("this node"));
+  return n;
+}
+
+// --bench FILE: a `gpuvet bench --json` document, its measurements added to the node's.
+Status add_bench_file(const std::string& path, Facts& facts) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::invalid_input(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  std::string text;
+  text.resize(64u << 20);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (in.gcount() == static_cast<std::streamsize>(64u << 20))
+    return Status::invalid_input(fmt::format("{}: larger than 64 MiB", path));
+  auto m = bench_json_measurements(text, path);
+  if (!m.is_ok()) return m.status();
+  facts.measurements.insert(facts.measurements.end(), m.value().begin(), m.value().end());
+  return Status::ok();
+}
+
+std::string today() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+// Writes `text` to `path` through a temporary file beside it and a rename, so a reader never
+// sees half a file. `overwrite` false refuses an existing file.
+Status write_file_atomically(const std::string& path, const std::string& text, bool overwrite) {
+  if (!overwrite && ::access(path.c_str(), F_OK) == 0)
+    return Status::invalid_input(fmt::format("{} exists (--force replaces it)", path));
+  const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return Status::invalid_input(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int e = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return Status::invalid_input(fmt::format("cannot write {}: {}", tmp, std::strerror(e)));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    return Status::invalid_input(fmt::format("cannot write {}: {}", path, std::strerror(e)));
+  }
+  return Status::ok();
+}
+
+// The bench keys that measure what a baseline's floors check.
+std::vector<std::string> bench_keys_for(const Baseline& b) {
+  std::set<std::string> keys;
+  for (const auto& f : b.floors) {
+    if (f.value.key == "h2d") keys.insert("host_to_device_ce");
+    if (f.value.key == "d2h") keys.insert("device_to_host_ce");
+    if (f.value.key == "peer") keys.insert("device_to_device_read_ce");
+    if (f.value.key == "allreduce_busbw") keys.insert("all_reduce");
+  }
+  return {keys.begin(), keys.end()};
+}
+
+struct CaptureArgs {
+  LiveArgs live;
+  std::string out;
+  std::string bench;
+  double floor_fraction = 0.9;
+  bool force = false;
+};
+
+struct GateArgs {
+  LiveArgs live;
+  std::string baseline;
+  std::string bench;
+  std::string profile = "quick";
+  std::string exit_style = "gpuvet";
+  std::string fail_on = "critical";
+  std::string junit;
+  bool one_line = false;
+};
+
+}  // namespace
+
+std::function<Outcome()> setup_baseline(CLI::App& app) {
+  app.require_subcommand(1);
+  CLI::App* capture = app.add_subcommand(
+      "capture", "Write this node's (or a capture's) conformance fingerprint as a baseline file");
+  auto args = std::make_shared<CaptureArgs>();
+  add_live_options(*capture, args->live);
+  capture->add_option("-o,--output", args->out, "Baseline file to write (TOML)")->required();
+  capture->add_option("--bench", args->bench,
+                      "A `gpuvet bench --json` output of this node: bandwidth floors from it");
+  capture
+      ->add_option("--floor-fraction", args->floor_fraction,
+                   "Each floor is this share of the measured bandwidth")
+      ->check(finite_range(0.1, 1.0));
+  capture->add_flag("--force", args->force, "Replace an existing file");
+  return [args]() -> Outcome {
+    auto node = read_node(args->live);
+    if (!node.is_ok()) {
+      std::cerr << "gpuvet: " << node.status().message() << "\n";
+      return {kExitUnusable, false};
+    }
+    Facts& facts = node.value().facts;
+    if (facts.gpus.empty()) {
+      std::cerr << "gpuvet: no GPU in " << node.value().provenance
+                << ": a baseline needs at least one GPU's facts\n";
+      return {kExitUnusable, node.value().abandoned};
+    }
+    std::vector<Floor> floors;
+    if (!args->bench.empty()) {
+      Facts measured;
+      if (Status s = add_bench_file(args->bench, measured); !s.is_ok()) {
+        std::cerr << "gpuvet: " << s.message() << "\n";
+        return {kExitUnusable, node.value().abandoned};
+      }
+      floors = floors_from(bandwidth_values(measured.measurements), args->floor_fraction,
+                           fmt::format("by gpuvet bench ({})", args->bench));
+      if (floors.empty()) {
+        std::cerr << "gpuvet: " << args->bench
+                  << " has no host-device, peer or all-reduce bandwidth to make floors from\n";
+        return {kExitUnusable, node.value().abandoned};
+      }
+    }
+    const NodePrint print = node_print(facts);
+    const std::string text = baseline_toml(print, floors, node.value().provenance, today());
+    // What is written must read back: the file is the contract.
+    if (auto check = parse_baseline(text, args->out); !check.is_ok()) {
+      std::cerr << "gpuvet: internal error: the baseline does not read back: "
+                << check.status().message() << "\n";
+      return {kExitUnusable, node.value().abandoned};
+    }
+    if (Status s = write_file_atomically(args->out, text, args->force); !s.is_ok()) {
+      std::cerr << "gpuvet: " << s.message() << "\n";
+      return {kExitUnusable, node.value().abandoned};
+    }
+    std::cout << fmt::format("wrote {}: {} x {}, {} pairs, {} floor(s), {}\n", args->out,
+                             print.gpu_count, print.gpu_model.value_or("unknown GPU"),
+                             print.pairs.size(), floors.size(), node.value().provenance);
+    return {kExitOk, node.value().abandoned};
+  };
+}
+
+std::function<Outcome()> setup_gate(CLI::App& app) {
+  auto args = std::make_shared<GateArgs>();
+  add_live_options(app, args->live);
+  app.add_option("--baseline", args->baseline,
+                 "The server model's baseline file (gpuvet baseline capture writes one)")
+      ->required();
+  app.add_option("--profile", args->profile,
+                 "quick: facts only, seconds (a health check, a prolog); full: also the "
+                 "bandwidth floors through the bench")
+      ->check(CLI::IsMember({"quick", "full"}));
+  app.add_option("--bench", args->bench,
+                 "A saved `gpuvet bench --json` of this node: its bandwidth for the floors "
+                 "(with --from, instead of measuring)");
+  app.add_option("--exit-style", args->exit_style,
+                 "Exit codes for who runs it: gpuvet|nagios (0 ok, 1 warning, 2 critical, 3 "
+                 "unknown), npd (0 OK, 1 NonOK, 2 Unknown), slurm (0 healthy, 1 fail, 2 unknown)")
+      ->check(CLI::IsMember({"gpuvet", "nagios", "npd", "slurm"}));
+  app.add_option("--fail-on", args->fail_on, "The severity that fails the node")
+      ->check(CLI::IsMember({"warning", "critical"}));
+  app.add_option("--junit", args->junit, "Also write the result as JUnit XML to this file");
+  app.add_flag("--one-line", args->one_line,
+               "Print only the reason line (at most 80 characters; for NHC, NPD, drain reasons)")
+      ->excludes("--json");
+  return [args]() -> Outcome {
+    auto style = parse_exit_style(args->exit_style);
+    const ExitStyle exit_style = style.is_ok() ? style.value() : ExitStyle::kGpuvet;
+    const bool line_only = args->one_line || exit_style == ExitStyle::kNpd;
+    // Input that cannot be used: the message on stderr, and for a line reader the same
+    // (cut to 80 characters) on stdout, where NPD and NHC take their message from.
+    const auto unusable = [&](const std::string& message, bool abandoned) -> Outcome {
+      std::cerr << "gpuvet: " << message << "\n";
+      if (line_only) {
+        std::string line = "gpuvet: unknown: " + message;
+        if (line.size() > 80) line = line.substr(0, 77) + "...";
+        for (auto& ch : line)
+          if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) >= 0x7F)
+            ch = '?';
+        std::cout << line << "\n";
+      }
+      return {gate_unusable_exit_code(exit_style), abandoned};
+    };
+    auto baseline = read_baseline_file(args->baseline);
+    if (!baseline.is_ok()) return unusable(baseline.status().message(), false);
+    if (!args->bench.empty() && args->live.from.empty())
+      return unusable(
+          "--bench reads a saved bench run for --from input; live, --profile full "
+          "measures",
+          false);
+    auto node = read_node(args->live);
+    if (!node.is_ok()) return unusable(node.status().message(), false);
+    Facts& facts = node.value().facts;
+    const bool abandoned = node.value().abandoned;
+
+    GateOptions options;
+    options.profile = args->profile == "full" ? GateProfile::kFull : GateProfile::kQuick;
+    options.fail_on = args->fail_on == "warning" ? Severity::kWarning : Severity::kCritical;
+    options.exit_style = exit_style;
+    std::vector<std::string> notes;
+    if (!args->bench.empty()) {
+      if (Status s = add_bench_file(args->bench, facts); !s.is_ok())
+        return unusable(s.message(), abandoned);
+    } else if (options.profile == GateProfile::kFull && args->live.from.empty()) {
+      BenchOptions bo;
+      bo.only = bench_keys_for(baseline.value());
+      if (bo.only.empty()) bo.only = {"host_to_device_ce", "device_to_host_ce"};
+      bo.only.push_back("p2p_truth");
+      BenchReport report = run_benchmarks(facts, bo);
+      attach_expectations(report, facts);
+      const auto measured = bench_measurements(report);
+      facts.measurements.insert(facts.measurements.end(), measured.begin(), measured.end());
+      for (const auto& n : report.notes) notes.push_back("bench: " + n);
+    }
+    DiagnoseOptions dopt;
+    dopt.now_unix = node.value().now_unix;
+    dopt.now_uptime_s = facts.host.uptime_s;
+    Diagnosis d = diagnose(facts, dopt);
+    GateReport r = judge_gate(baseline.value(), facts, std::move(d),
+                              bandwidth_values(facts.measurements), options);
+    r.notes.insert(r.notes.end(), notes.begin(), notes.end());
+
+    if (!args->junit.empty())
+      if (Status s = write_file_atomically(args->junit, gate_junit_xml(r), true); !s.is_ok())
+        return unusable(s.message(), abandoned);
+    if (args->live.json) {
+      std::cout << gate_to_json(r, JsonOptions{args->live.from.empty() ? "gate" : "gate --from", 2})
+                << "\n";
+    } else if (line_only) {
+      std::cout << r.reason << "\n";
+    } else {
+      TextOptions text;
+      text.color = use_color(args->live);
+      text.verbose = args->live.verbose;
+      std::cout << render_gate_text(r, text);
+    }
+    return {r.exit_code, abandoned};
+  };
+}
+
+}  // namespace gpuvet::cli

@@ -1,0 +1,341 @@
+// src/gate/gate.cc — the gate's verdict, reason line and exit code, and the bandwidth values
+// its floors compare.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+
+#include "gpuvet/gate.h"
+
+namespace gpuvet {
+
+const char* gate_verdict_name(GateVerdict v) {
+  switch (v) {
+    case GateVerdict::kPass:
+      return "pass";
+    case GateVerdict::kFail:
+      return "fail";
+    case GateVerdict::kUnknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
+const char* gate_profile_name(GateProfile p) { return p == GateProfile::kFull ? "full" : "quick"; }
+
+Result<ExitStyle> parse_exit_style(std::string_view name) {
+  if (name == "gpuvet") return ExitStyle::kGpuvet;
+  if (name == "nagios") return ExitStyle::kNagios;
+  if (name == "npd") return ExitStyle::kNpd;
+  if (name == "slurm") return ExitStyle::kSlurm;
+  return Status::invalid_input(
+      fmt::format("unknown exit style '{}' (gpuvet, nagios, npd or slurm)", name));
+}
+
+const char* exit_style_name(ExitStyle s) {
+  switch (s) {
+    case ExitStyle::kGpuvet:
+      return "gpuvet";
+    case ExitStyle::kNagios:
+      return "nagios";
+    case ExitStyle::kNpd:
+      return "npd";
+    case ExitStyle::kSlurm:
+      return "slurm";
+  }
+  return "gpuvet";
+}
+
+int gate_unusable_exit_code(ExitStyle s) { return s == ExitStyle::kNpd ? 2 : 3; }
+
+namespace {
+
+bool is_test(const Measurement& m, std::initializer_list<std::string_view> names) {
+  for (auto n : names)
+    if (m.test == n) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<BandwidthValue> bandwidth_values(const std::vector<Measurement>& measurements) {
+  std::vector<BandwidthValue> out;
+  std::map<std::pair<int, int>, double> peer;  // slower direction per pair
+  std::map<std::pair<int, int>, std::size_t> peer_at;
+  for (const auto& m : measurements) {
+    if (m.note && m.note->find("wrong") != std::string::npos) continue;  // bad data
+    if (is_test(m, {"host_to_device_ce", "host_to_device_memcpy_ce"}) && m.dst_gpu &&
+        m.bandwidth_gbps) {
+      out.push_back({"h2d", gpu_label(*m.dst_gpu), std::nullopt, *m.bandwidth_gbps});
+    } else if (is_test(m, {"device_to_host_ce", "device_to_host_memcpy_ce"}) && m.src_gpu &&
+               m.bandwidth_gbps) {
+      out.push_back({"d2h", gpu_label(*m.src_gpu), std::nullopt, *m.bandwidth_gbps});
+    } else if (is_test(m, {"device_to_device_read_ce", "device_to_device_memcpy_read_ce"}) &&
+               m.src_gpu && m.dst_gpu && *m.src_gpu != *m.dst_gpu && m.bandwidth_gbps &&
+               !(m.note && *m.note == "via host")) {
+      const std::pair<int, int> k{std::min(*m.src_gpu, *m.dst_gpu),
+                                  std::max(*m.src_gpu, *m.dst_gpu)};
+      auto [it, fresh] = peer.emplace(k, *m.bandwidth_gbps);
+      if (!fresh) it->second = std::min(it->second, *m.bandwidth_gbps);
+    } else if (m.test.rfind("all_reduce", 0) == 0 && m.busbw_gbps) {
+      out.push_back({"allreduce_busbw", "node", m.size_bytes, *m.busbw_gbps});
+    }
+  }
+  for (const auto& [k, v] : peer) out.push_back({"peer", pair_label(k.first, k.second), {}, v});
+  return out;
+}
+
+Result<std::vector<Measurement>> bench_json_measurements(std::string_view json_text,
+                                                         std::string_view origin) {
+  using nlohmann::json;
+  const json doc = json::parse(json_text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object())
+    return Status::invalid_input(fmt::format("{}: not a JSON object", origin));
+  const auto schema = doc.value("schema", std::string());
+  if (schema != "gpuvet.bench/1")
+    return Status::invalid_input(
+        fmt::format("{}: schema '{}' is not gpuvet.bench/1 (the output of gpuvet bench --json)",
+                    origin, schema));
+  BenchReport report;
+  const auto results = doc.find("results");
+  if (results == doc.end() || !results->is_array())
+    return Status::invalid_input(fmt::format("{}: no results array", origin));
+  const auto strings = [](const json& j, const char* key) {
+    std::vector<std::string> v;
+    if (auto it = j.find(key); it != j.end() && it->is_array())
+      for (const auto& e : *it)
+        if (e.is_string()) v.push_back(e.get<std::string>());
+    return v;
+  };
+  const auto ints = [](const json& j, const char* key) {
+    std::vector<int> v;
+    if (auto it = j.find(key); it != j.end() && it->is_array())
+      for (const auto& e : *it) v.push_back(e.is_number_integer() ? e.get<int>() : -1);
+    return v;
+  };
+  for (const auto& r : *results) {
+    if (!r.is_object()) continue;
+    BenchMatrix m;
+    m.key = r.value("key", std::string());
+    m.unit = r.value("unit", std::string());
+    m.rows = strings(r, "rows");
+    m.cols = strings(r, "cols");
+    m.row_gpu = ints(r, "row_gpu");
+    m.col_gpu = ints(r, "col_gpu");
+    if (auto s = r.find("size_bytes"); s != r.end() && s->is_number_unsigned())
+      m.size_bytes = s->get<std::uint64_t>();
+    if (auto s = r.find("skipped"); s != r.end() && s->is_string())
+      m.skipped = s->get<std::string>();
+    if (auto e = r.find("error"); e != r.end() && e->is_string()) m.error = e->get<std::string>();
+    if (auto cells = r.find("cells"); cells != r.end() && cells->is_array()) {
+      for (const auto& row : *cells) {
+        std::vector<BenchCell> out_row;
+        if (row.is_array())
+          for (const auto& c : row) {
+            BenchCell cell;
+            if (c.is_object()) {
+              if (auto v = c.find("value"); v != c.end() && v->is_number()) {
+                const double x = v->get<double>();
+                if (std::isfinite(x) && x >= 0) cell.value = x;
+              }
+              if (auto e = c.find("error"); e != c.end() && e->is_string())
+                cell.error = e->get<std::string>();
+              cell.via_host = c.value("via_host", false);
+            }
+            out_row.push_back(std::move(cell));
+          }
+        m.cells.push_back(std::move(out_row));
+      }
+    }
+    report.results.push_back(std::move(m));
+  }
+  return bench_measurements(report);
+}
+
+std::vector<Floor> floors_from(const std::vector<BandwidthValue>& bandwidth, double fraction,
+                               std::string_view source) {
+  // One floor per (key, subject): the best value measured (all-reduce: at its largest size).
+  std::map<std::pair<std::string, std::string>, BandwidthValue> best;
+  for (const auto& v : bandwidth) {
+    auto [it, fresh] = best.emplace(std::pair{v.key, v.subject}, v);
+    if (fresh) continue;
+    if (v.key == "allreduce_busbw" ? v.size_bytes > it->second.size_bytes
+                                   : v.gbps > it->second.gbps)
+      it->second = v;
+  }
+  std::vector<Floor> out;
+  for (const auto& [k, v] : best) {
+    Floor f;
+    f.value = v;
+    f.value.gbps = std::floor(v.gbps * fraction * 10.0) / 10.0;
+    f.source = fmt::format("{:.0f} % of {:.1f} GB/s measured {}", fraction * 100.0, v.gbps, source);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+namespace {
+
+const char* finding_id(const Deviation& d) {
+  if (d.unknown) return "baseline-value-unknown";
+  return d.floor ? "baseline-bandwidth-below-floor" : "baseline-deviation";
+}
+
+std::string ascii(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7F)
+      out += static_cast<char>(c);
+    else if (c >= 0xC0 || c < 0x80)  // one '?' per character, not per byte
+      out += '?';
+  }
+  return out;
+}
+
+// What one item of the reason line says, with and without its subject.
+struct ReasonItem {
+  std::string subject;
+  std::string text;        // "path SYS (baseline PIX)"
+  std::string short_text;  // "path SYS": when the subject repeats
+};
+
+std::string reason_line(const std::vector<ReasonItem>& items, std::string_view head) {
+  constexpr std::size_t kMax = 80;
+  std::string line = "gpuvet: " + std::string(head);
+  std::string last_subject;
+  std::size_t used = 0;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const auto& it = items[i];
+    const bool same = !it.subject.empty() && it.subject == last_subject;
+    // The first item says what the baseline expected; later ones only what was found.
+    const std::string& text = i == 0 ? it.text : it.short_text;
+    std::string piece =
+        same ? it.short_text : (it.subject.empty() ? text : it.subject + " " + text);
+    const std::string sep = i == 0 ? "" : "; ";
+    const std::size_t left = items.size() - i - 1;
+    const std::string more = left > 0 ? fmt::format("; +{} more", left) : "";
+    if (line.size() + sep.size() + piece.size() + more.size() > kMax) {
+      if (i == 0) {  // the first item alone is too long: cut it
+        line += piece.substr(0, kMax - std::min(kMax, line.size() + more.size() + 3)) + "...";
+        used = 1;
+      }
+      break;
+    }
+    line += sep + piece;
+    last_subject = it.subject;
+    used = i + 1;
+  }
+  if (used < items.size()) {
+    const std::string more = fmt::format("; +{} more", items.size() - used);
+    if (line.size() + more.size() <= kMax) line += more;
+  }
+  if (line.size() > kMax) line.resize(kMax);
+  return ascii(line);
+}
+
+}  // namespace
+
+GateReport judge_gate(const Baseline& baseline, const Facts& facts, Diagnosis diagnosis,
+                      std::vector<BandwidthValue> bandwidth, const GateOptions& options) {
+  GateReport r;
+  r.baseline_path = baseline.origin;
+  r.baseline_digest = baseline.digest;
+  r.baseline_name = baseline.name;
+  r.options = options;
+  r.collected_unix = facts.host.collected_unix;
+  r.node = node_print(facts);
+  r.node.bandwidth = std::move(bandwidth);
+  const bool floors = options.profile == GateProfile::kFull;
+  r.deviations = compare(baseline, r.node, floors);
+  if (!floors && !baseline.floors.empty())
+    r.notes.push_back(
+        fmt::format("{} bandwidth floor(s) not checked: --profile quick measures "
+                    "nothing (--profile full runs the bench)",
+                    baseline.floors.size()));
+
+  // One finding per deviation, before the diagnose findings of the same severity.
+  std::vector<Finding> findings;
+  const std::string where =
+      fmt::format("baseline {}@{}", baseline.origin, baseline.digest.substr(0, 8));
+  for (const auto& d : r.deviations) {
+    Finding f;
+    f.id = finding_id(d);
+    f.severity = d.unknown ? Severity::kWarning : d.severity;
+    f.subjects = d.subjects.empty() ? std::vector<std::string>{"host"} : d.subjects;
+    f.evidence =
+        fmt::format("{}; expected {}, found {}, {}", d.evidence, d.expected, d.found, where);
+    findings.push_back(std::move(f));
+  }
+  for (auto& f : diagnosis.findings) findings.push_back(std::move(f));
+  std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+    return static_cast<int>(a.severity) > static_cast<int>(b.severity);
+  });
+  diagnosis.findings = std::move(findings);
+  diagnosis.worst = Severity::kOk;
+  for (const auto& f : diagnosis.findings) diagnosis.worst = std::max(diagnosis.worst, f.severity);
+  r.diagnosis = std::move(diagnosis);
+
+  // The verdict.
+  std::vector<ReasonItem> failing, unknown;
+  for (const auto& d : r.deviations) {
+    ReasonItem item{d.subjects.empty() ? "" : d.subjects.front(),
+                    d.unknown ? d.what + " unknown"
+                              : fmt::format("{} {} (baseline {})", d.what, d.found, d.expected),
+                    d.unknown ? d.what + " unknown" : d.what + " " + d.found};
+    if (d.unknown)
+      unknown.push_back(std::move(item));
+    else if (d.severity >= options.fail_on)
+      failing.push_back(std::move(item));
+  }
+  for (const auto& f : r.diagnosis.findings) {
+    if (f.id.rfind("baseline-", 0) == 0 || f.severity < options.fail_on) continue;
+    std::string subjects;
+    for (std::size_t i = 0; i < f.subjects.size() && i < 2; ++i)
+      subjects += (i ? "," : "") + f.subjects[i];
+    if (f.subjects.size() > 2) subjects += ",...";
+    const std::string text = f.id + (subjects.empty() ? "" : " " + subjects);
+    failing.push_back({"", text, text});
+  }
+  const bool incomplete = !r.diagnosis.incomplete.empty() || facts.gpu_facts_unavailable;
+  if (!failing.empty()) {
+    r.verdict = GateVerdict::kFail;
+    r.reason = reason_line(failing, "");
+  } else if (!unknown.empty() || incomplete) {
+    r.verdict = GateVerdict::kUnknown;
+    if (unknown.empty() && incomplete)
+      unknown.push_back({"",
+                         r.diagnosis.incomplete.empty() ? std::string("no GPU facts")
+                                                        : r.diagnosis.incomplete.front(),
+                         ""});
+    r.reason = reason_line(unknown, "unknown: ");
+  } else {
+    r.verdict = GateVerdict::kPass;
+    r.reason = ascii(fmt::format("gpuvet: pass, {} GPU(s) match {}@{}", r.node.gpu_count,
+                                 baseline.origin.substr(baseline.origin.rfind('/') + 1),
+                                 baseline.digest.substr(0, 8)));
+    if (r.reason.size() > 80) r.reason.resize(80);
+  }
+
+  switch (options.exit_style) {
+    case ExitStyle::kGpuvet:
+    case ExitStyle::kNagios:
+      if (r.diagnosis.worst == Severity::kCritical)
+        r.exit_code = 2;
+      else if (r.verdict == GateVerdict::kUnknown)
+        r.exit_code = 3;
+      else
+        r.exit_code = severity_exit_code(r.diagnosis.worst);
+      break;
+    case ExitStyle::kNpd:
+    case ExitStyle::kSlurm:
+      r.exit_code = r.verdict == GateVerdict::kPass ? 0 : r.verdict == GateVerdict::kFail ? 1 : 2;
+      break;
+  }
+  return r;
+}
+
+}  // namespace gpuvet

@@ -1,0 +1,203 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "gpuvet/gate.h"
+
+namespace gpuvet {
+namespace {
+
+// Two GPUs on one PCIe switch, P2P working.
+Facts two_gpu_node() {
+  Facts f;
+  f.host.hostname = "node7";
+  for (int i = 0; i < 2; ++i) {
+    GpuFacts g;
+    g.index = i;
+    g.name = "NVIDIA L40S";
+    g.pcie.gen_max = 4;
+    g.pcie.width_max = 16;
+    g.pcie.width_current = 16;
+    g.numa_node = 0;
+    g.power.limit_w = 350;
+    f.gpus.push_back(g);
+  }
+  GpuPair p;
+  p.a = 0;
+  p.b = 1;
+  p.path = PathType::kPIX;
+  p.p2p_read = P2PStatus::kOk;
+  f.pairs.push_back(p);
+  return f;
+}
+
+Baseline baseline_of(const Facts& f, std::vector<Floor> floors = {}) {
+  auto b = parse_baseline(baseline_toml(node_print(f), floors, "live", "2026-12-03"),
+                          "/etc/gpuvet/model-a.toml");
+  EXPECT_TRUE(b.is_ok()) << b.status().to_string();
+  return b.value();
+}
+
+GateReport gate(const Baseline& b, const Facts& f, GateOptions o = {},
+                std::vector<BandwidthValue> bw = {}) {
+  return judge_gate(b, f, diagnose(f), std::move(bw), o);
+}
+
+TEST(Gate, AMatchingNodePassesWithExitZeroInEveryStyle) {
+  const Facts f = two_gpu_node();
+  for (auto style : {ExitStyle::kGpuvet, ExitStyle::kNagios, ExitStyle::kNpd, ExitStyle::kSlurm}) {
+    GateOptions o;
+    o.exit_style = style;
+    const GateReport r = gate(baseline_of(f), f, o);
+    EXPECT_EQ(r.verdict, GateVerdict::kPass) << r.reason;
+    EXPECT_EQ(r.exit_code, 0) << exit_style_name(style);
+    EXPECT_EQ(r.reason.rfind("gpuvet: pass, 2 GPU(s) match model-a.toml@", 0), 0u) << r.reason;
+  }
+}
+
+TEST(Gate, ALostP2pPathFailsWithTheReasonAndEachStylesExitCode) {
+  const Facts good = two_gpu_node();
+  Facts f = good;
+  f.pairs[0].path = PathType::kSYS;
+  f.pairs[0].p2p_read = P2PStatus::kNotSupported;
+  const struct {
+    ExitStyle style;
+    int code;
+  } styles[] = {{ExitStyle::kGpuvet, 2},
+                {ExitStyle::kNagios, 2},
+                {ExitStyle::kNpd, 1},
+                {ExitStyle::kSlurm, 1}};
+  for (const auto& s : styles) {
+    GateOptions o;
+    o.exit_style = s.style;
+    const GateReport r = gate(baseline_of(good), f, o);
+    EXPECT_EQ(r.verdict, GateVerdict::kFail);
+    EXPECT_EQ(r.exit_code, s.code) << exit_style_name(s.style);
+    EXPECT_EQ(r.reason, "gpuvet: GPU0-GPU1 path SYS (baseline PIX); P2P NS");
+    ASSERT_FALSE(r.diagnosis.findings.empty());
+    EXPECT_EQ(r.diagnosis.findings[0].id, "baseline-deviation");
+    EXPECT_NE(r.diagnosis.findings[0].evidence.find("baseline /etc/gpuvet/model-a.toml@"),
+              std::string::npos);
+  }
+}
+
+TEST(Gate, FailOnChoosesWhetherAWarningFailsTheNode) {
+  const Facts good = two_gpu_node();
+  Facts f = good;
+  f.gpus[1].power.limit_w = 300;  // a configuration deviation: warning
+  GateOptions o;
+  GateReport r = gate(baseline_of(good), f, o);
+  EXPECT_EQ(r.verdict, GateVerdict::kPass) << r.reason;
+  EXPECT_EQ(r.exit_code, 1);  // Nagios WARNING, though the node passes
+  o.fail_on = Severity::kWarning;
+  o.exit_style = ExitStyle::kSlurm;
+  r = gate(baseline_of(good), f, o);
+  EXPECT_EQ(r.verdict, GateVerdict::kFail);
+  EXPECT_EQ(r.exit_code, 1);
+  // The rules see it too (one GPU's limit differs from its peer's).
+  EXPECT_EQ(r.reason,
+            "gpuvet: GPU1 power limit 300 W (baseline 350 W); heterogeneous-gpus GPU0,GPU1");
+}
+
+TEST(Gate, AnUnreadableValueIsUnknownNeverPass) {
+  const Facts good = two_gpu_node();
+  Facts f = good;
+  f.pairs[0].p2p_read.reset();
+  const struct {
+    ExitStyle style;
+    int code;
+  } styles[] = {{ExitStyle::kGpuvet, 3},
+                {ExitStyle::kNagios, 3},
+                {ExitStyle::kNpd, 2},
+                {ExitStyle::kSlurm, 2}};
+  for (const auto& s : styles) {
+    GateOptions o;
+    o.exit_style = s.style;
+    const GateReport r = gate(baseline_of(good), f, o);
+    EXPECT_EQ(r.verdict, GateVerdict::kUnknown);
+    EXPECT_EQ(r.exit_code, s.code) << exit_style_name(s.style);
+    EXPECT_EQ(r.reason, "gpuvet: unknown: GPU0-GPU1 P2P unknown");
+  }
+}
+
+TEST(Gate, TheReasonStaysWithinEightyAsciiCharactersAndCountsTheRest) {
+  Facts good;
+  for (int i = 0; i < 8; ++i) {
+    GpuFacts g;
+    g.index = i;
+    g.name = "NVIDIA H100 80GB HBM3 \xe2\x80\x94 test";  // a non-ASCII name
+    g.pcie.width_max = 16;
+    g.pcie.width_current = 16;
+    good.gpus.push_back(g);
+  }
+  Facts f = good;
+  for (auto& g : f.gpus) g.pcie.width_current = 8;
+  const GateReport r = gate(baseline_of(good), f);
+  EXPECT_EQ(r.verdict, GateVerdict::kFail);
+  EXPECT_LE(r.reason.size(), 80u) << r.reason;
+  for (unsigned char c : r.reason) EXPECT_TRUE(c >= 0x20 && c < 0x7F) << r.reason;
+  EXPECT_NE(r.reason.find("more"), std::string::npos) << r.reason;
+  EXPECT_EQ(
+      r.reason.rfind("gpuvet: GPU0 PCIe width x8 (baseline at least x16); GPU1 PCIe width x8;", 0),
+      0u)
+      << "reason: " << r.reason;
+}
+
+TEST(Gate, FloorsAreJudgedOnlyByTheFullProfile) {
+  const Facts f = two_gpu_node();
+  const Baseline b = baseline_of(f, {{{"h2d", "GPU0", std::nullopt, 20.0}, "bench"}});
+  GateReport r = gate(b, f, {}, {{"h2d", "GPU0", std::nullopt, 9.0}});
+  EXPECT_EQ(r.verdict, GateVerdict::kPass);
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_NE(r.notes[0].find("not checked"), std::string::npos);
+  GateOptions full;
+  full.profile = GateProfile::kFull;
+  r = gate(b, f, full, {{"h2d", "GPU0", std::nullopt, 9.0}});
+  EXPECT_EQ(r.verdict, GateVerdict::kFail);
+  EXPECT_EQ(r.diagnosis.findings[0].id, "baseline-bandwidth-below-floor");
+  r = gate(b, f, full, {});
+  EXPECT_EQ(r.verdict, GateVerdict::kUnknown);  // not measured: cannot pass
+}
+
+TEST(Gate, BandwidthValuesTakeTheSlowerPeerDirectionAndSkipWrongData) {
+  std::vector<Measurement> m(4);
+  m[0].test = "device_to_device_read_ce";
+  m[0].src_gpu = 0;
+  m[0].dst_gpu = 1;
+  m[0].bandwidth_gbps = 40;
+  m[1] = m[0];
+  m[1].src_gpu = 1;
+  m[1].dst_gpu = 0;
+  m[1].bandwidth_gbps = 30;
+  m[2].test = "host_to_device_memcpy_ce";  // nvbandwidth's name
+  m[2].dst_gpu = 1;
+  m[2].bandwidth_gbps = 25;
+  m[3].test = "all_reduce_perf";
+  m[3].busbw_gbps = 100;
+  m[3].note = "#wrong 3";
+  const auto v = bandwidth_values(m);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].key, "h2d");
+  EXPECT_EQ(v[0].subject, "GPU1");
+  EXPECT_EQ(v[1].key, "peer");
+  EXPECT_EQ(v[1].subject, "GPU0-GPU1");
+  EXPECT_EQ(v[1].gbps, 30);
+}
+
+TEST(Gate, ABenchDocumentOfAnotherSchemaIsRefused) {
+  EXPECT_FALSE(bench_json_measurements("{\"schema\":\"gpuvet.report/1\"}", "x.json").is_ok());
+  EXPECT_FALSE(bench_json_measurements("not json", "x.json").is_ok());
+  auto m = bench_json_measurements(
+      R"({"schema":"gpuvet.bench/1","results":[{"key":"host_to_device_ce","unit":"GB/s",
+          "rows":["GPU0"],"cols":["host"],"row_gpu":[0],"col_gpu":[-1],
+          "cells":[[{"value":55.3}]]}]})",
+      "b.json");
+  ASSERT_TRUE(m.is_ok()) << m.status().to_string();
+  const auto v = bandwidth_values(m.value());
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].subject, "GPU0");
+  EXPECT_DOUBLE_EQ(v[0].gbps, 55.3);
+}
+
+}  // namespace
+}  // namespace gpuvet
