@@ -36,7 +36,7 @@ enum class SlurmHealth { kHealthy, kUnhealthy, kUnknown };
 
 // What the gate found, for one node.
 struct SlurmNodeAction {
-  std::string node;    // Slurm's node name ($SLURMD_NODENAME in a HealthCheckProgram)
+  std::string node;  // Slurm's node name ($SLURMD_NODENAME in a HealthCheckProgram)
   SlurmHealth health = SlurmHealth::kUnknown;
   std::string reason;  // the drain reason for an unhealthy node; must start with "gpuvet:"
 };
@@ -44,13 +44,13 @@ struct SlurmNodeAction {
 // The node as `scontrol show node` reports it.
 struct SlurmNodeState {
   std::string node;
-  std::string state;                // as printed, e.g. "IDLE+DRAIN", "DOWN*+DRAIN"
-  std::string base;                 // upper case, without flags or suffixes: "IDLE", "DOWN", …
-  std::vector<std::string> flags;   // upper case: "DRAIN", "FAIL", "MAINT", …
-  std::string reason;               // without Slurm's " [user@time]" suffix; empty when none
-  bool drain = false;               // drained or draining (the DRAIN flag)
-  bool down = false;                // DOWN or FAIL (not ours to change)
-  bool reason_is_ours() const;      // starts with kSlurmReasonPrefix
+  std::string state;               // as printed, e.g. "IDLE+DRAIN", "DOWN*+DRAIN"
+  std::string base;                // upper case, without flags or suffixes: "IDLE", "DOWN", …
+  std::vector<std::string> flags;  // upper case: "DRAIN", "FAIL", "MAINT", …
+  std::string reason;              // without Slurm's " [user@time]" suffix; empty when none
+  bool drain = false;              // drained or draining (the DRAIN flag)
+  bool down = false;               // DOWN or FAIL (not ours to change)
+  bool reason_is_ours() const;     // starts with kSlurmReasonPrefix
 };
 
 // Parses `scontrol show node NAME` (the multi-line form, or `-o`'s one line) for `node`.
@@ -75,7 +75,7 @@ struct SlurmOutcome {
 };
 
 struct SlurmDrainOptions {
-  std::string scontrol = "scontrol";  // the program (found through PATH unless a path)
+  std::string scontrol = "scontrol";         // the program (found through PATH unless a path)
   std::chrono::milliseconds timeout{10000};  // each scontrol call
 };
 
