@@ -1,4 +1,9 @@
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 #include <string>
 #include <vector>
@@ -268,6 +273,58 @@ TEST(SlurmNodeName, ComesFromSlurmdNodenameOrIsRefused) {
   EXPECT_NE(none.status().message().find("SLURMD_NODENAME"), std::string::npos);
   EXPECT_FALSE(slurm_node_name("").is_ok());
   EXPECT_FALSE(slurm_node_name("a b").is_ok());
+}
+
+}  // namespace
+}  // namespace gpuvet
+
+namespace gpuvet {
+namespace {
+
+// `gpuvet gate --drain slurm` as a health check would run it, through the real binary.
+int run_gpuvet(const std::string& shell_line, std::string* out) {
+  std::string cmd = shell_line + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return -1;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
+  const int status = ::pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(GateDrainSlurm, RefusesWithoutSlurmdNodename) {
+  std::string out;
+  const int rc =
+      run_gpuvet(std::string("/usr/bin/env -u SLURMD_NODENAME timeout 60 ") + GPUVET_BINARY +
+                     " gate --baseline /nonexistent.toml --drain slurm "
+                     "--exit-style slurm",
+                 &out);
+  EXPECT_EQ(rc, 3) << out;
+  EXPECT_NE(out.find("SLURMD_NODENAME is not set"), std::string::npos) << out;
+}
+
+TEST(GateDrainSlurm, MissingScontrolIsExit3WithAMessage) {
+  const std::string dir = ::testing::TempDir() + "gpuvet-drain-" + std::to_string(::getpid());
+  ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  const std::string live =
+      std::string(" --nvml ") + GPUVET_FAKE_NVML + " --no-kernel-log --sample-window 0";
+  const std::string scenario = std::string("GPUVET_FAKE_NVML_SCENARIO=") + GPUVET_TEST_DATA +
+                               "/scenarios/h200-1gpu-idle.json ";
+  std::string out;
+  ASSERT_EQ(run_gpuvet("/usr/bin/env " + scenario + GPUVET_BINARY + " baseline capture" + live +
+                           " --force -o " + dir + "/b.toml",
+                       &out),
+            0)
+      << out;
+  out.clear();
+  const int rc = run_gpuvet("/usr/bin/env PATH=/nonexistent SLURMD_NODENAME=vm " + scenario +
+                                GPUVET_BINARY + " gate --baseline " + dir + "/b.toml" + live +
+                                " --drain slurm --exit-style slurm --one-line",
+                            &out);
+  EXPECT_EQ(rc, 3) << out;
+  EXPECT_NE(out.find("scontrol not found"), std::string::npos) << out;
+  std::system(("rm -rf " + dir).c_str());
 }
 
 }  // namespace
