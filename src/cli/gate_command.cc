@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -22,6 +23,7 @@
 #include "gpuvet/diagnose.h"
 #include "gpuvet/gate.h"
 #include "gpuvet/report.h"
+#include "gpuvet/sched.h"
 #include "live.h"
 
 namespace gpuvet::cli {
@@ -142,6 +144,7 @@ struct GateArgs {
   std::string exit_style = "gpuvet";
   std::string fail_on = "critical";
   std::string junit;
+  std::string drain;  // "slurm": act on the verdict through scontrol (src/sched)
   bool one_line = false;
 };
 
@@ -230,6 +233,10 @@ std::function<Outcome()> setup_gate(CLI::App& app) {
   app.add_flag("--one-line", args->one_line,
                "Print only the reason line (at most 80 characters; for NHC, NPD, drain reasons)")
       ->excludes("--json");
+  app.add_option("--drain", args->drain,
+                 "slurm: drain this node ($SLURMD_NODENAME) through scontrol when it fails, "
+                 "resume it when it passes, only ever touching gpuvet's own drains")
+      ->check(CLI::IsMember({"slurm"}));
   return [args]() -> Outcome {
     auto style = parse_exit_style(args->exit_style);
     const ExitStyle exit_style = style.is_ok() ? style.value() : ExitStyle::kGpuvet;
@@ -248,6 +255,13 @@ std::function<Outcome()> setup_gate(CLI::App& app) {
       }
       return {gate_unusable_exit_code(exit_style), abandoned};
     };
+    // --drain slurm: the node's name first, so a gate run outside slurmd refuses before work.
+    std::string slurm_node;
+    if (args->drain == "slurm") {
+      auto name = slurm_node_name(std::getenv("SLURMD_NODENAME"));
+      if (!name.is_ok()) return unusable(name.status().message(), false);
+      slurm_node = name.value();
+    }
     auto baseline = read_baseline_file(args->baseline);
     if (!baseline.is_ok()) return unusable(baseline.status().message(), false);
     if (!args->bench.empty() && args->live.from.empty())
@@ -286,6 +300,23 @@ std::function<Outcome()> setup_gate(CLI::App& app) {
     GateReport r = judge_gate(baseline.value(), facts, std::move(d),
                               bandwidth_values(facts.measurements), options);
     r.notes.insert(r.notes.end(), notes.begin(), notes.end());
+
+    // Acting on the verdict: Slurm only logs a health check's exit code, so gpuvet drains
+    // (or resumes its own drain) itself. The outcome goes to stderr (slurmd's log); stdout
+    // stays the report. A drain that could not be done is a gate that did not do its job.
+    if (!slurm_node.empty()) {
+      SlurmNodeAction a;
+      a.node = slurm_node;
+      a.health = r.verdict == GateVerdict::kPass   ? SlurmHealth::kHealthy
+                 : r.verdict == GateVerdict::kFail ? SlurmHealth::kUnhealthy
+                                                   : SlurmHealth::kUnknown;
+      a.reason = r.reason;
+      const auto runner = make_process_runner();
+      auto done = apply_slurm_drain(a, *runner);
+      if (!done.is_ok()) return unusable(done.status().message(), abandoned);
+      std::cerr << "gpuvet: " << done.value().message << "\n";
+      r.notes.push_back(done.value().message);
+    }
 
     if (!args->junit.empty())
       if (Status s = write_file_atomically(args->junit, gate_junit_xml(r), true); !s.is_ok())

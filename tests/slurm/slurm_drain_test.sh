@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# A real one-node Slurm cluster on 127.0.0.1 (munged, slurmctld, slurmd from Debian's packages,
+# private ports, state in a temporary directory) whose HealthCheckProgram is
+# contrib/slurm/gpuvet-healthcheck running `gpuvet gate --drain slurm` against a fake-NVML
+# node. Checks, through sinfo, that:
+#   1. a degraded node is drained with a "gpuvet:" reason;
+#   2. the same node, healthy again, is resumed (idle);
+#   3. a drain set by someone else is never cleared by gpuvet, even when healthy;
+#   4. `srun -N1 gpuvet gate --json` collects a gpuvet.gate/1 document through Slurm.
+# Usage: slurm_drain_test.sh GPUVET FAKE_NVML_LIB SOURCE_DIR
+# Exits 77 (skipped) when not root or the Slurm/MUNGE programs are missing.
+set -uo pipefail
+gpuvet=$1 fake_nvml=$2 src=$3
+skip() { echo "SKIPPED: $*"; exit 77; }
+[[ $(id -u) -eq 0 ]] || skip "needs root (slurmd runs its HealthCheckProgram as root)"
+for p in munged slurmctld slurmd scontrol sinfo srun; do
+  command -v "$p" >/dev/null || [[ -x /usr/sbin/$p ]] ||
+    skip "$p is missing (scripts/setup installs slurmctld slurmd slurm-client munge)"
+done
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+
+started=$(date +%s)
+T=$(mktemp -d /tmp/gpuvet-slurm.XXXXXX)
+chmod 755 "$T"
+pids=()
+cleanup() {
+  local rc=$?
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null
+  done
+  # munged and the daemons write their own pid files too: stop anything that outlived SIGTERM.
+  for f in "$T"/munged.pid "$T"/slurmctld.pid "$T"/slurmd.pid; do
+    [[ -s $f ]] && kill -9 "$(cat "$f")" 2>/dev/null
+  done
+  if ((rc != 0 && rc != 77)); then
+    for log in "$T"/*.log; do echo "== $log"; tail -n 40 "$log"; done
+  fi
+  rm -rf "$T"
+  exit "$rc"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+ctld_port=$(free_port)
+slurmd_port=$(free_port)
+while [[ $slurmd_port == "$ctld_port" ]]; do slurmd_port=$(free_port); done
+host=$(hostname -s)
+
+# MUNGE with its own key, socket, pid, log and seed files.
+dd if=/dev/urandom of="$T/munge.key" bs=1024 count=1 status=none
+chmod 400 "$T/munge.key"
+mkdir -m 755 "$T/munge"
+munged --force --socket="$T/munge/munge.socket" --key-file="$T/munge.key" \
+  --pid-file="$T/munged.pid" --log-file="$T/munged.log" --seed-file="$T/munged.seed" ||
+  fail "munged did not start"
+for _ in $(seq 50); do [[ -s $T/munged.pid ]] && break; sleep 0.1; done
+[[ -s $T/munged.pid ]] || fail "munged wrote no pid file"
+pids+=("$(cat "$T/munged.pid")")
+
+# The node: a baseline captured from a healthy fake node; the scenario the health check sees
+# is the file named in $T/scenario, which the test switches.
+scen=$src/tests/scenarios
+live_args="--nvml $fake_nvml --no-kernel-log --sample-window 0"
+# shellcheck disable=SC2086
+GPUVET_FAKE_NVML_SCENARIO=$scen/h200-1gpu-idle.json "$gpuvet" baseline capture $live_args \
+  -o "$T/baseline.toml" >/dev/null || fail "baseline capture failed"
+echo "$scen/fault-gpu-lost.json" >"$T/scenario"
+cat >"$T/gpuvet.env" <<EOF
+GPUVET=$gpuvet
+GPUVET_BASELINE=$T/baseline.toml
+GPUVET_GATE_ARGS="$live_args"
+SLURM_CONF=$T/slurm.conf
+GPUVET_FAKE_NVML_SCENARIO=\$(cat $T/scenario)
+EOF
+cat >"$T/healthcheck" <<EOF
+#!/bin/sh
+echo "\$(date +%T) run" >>$T/healthcheck.log
+GPUVET_ENV_FILE=$T/gpuvet.env $src/contrib/slurm/gpuvet-healthcheck >>$T/healthcheck.log 2>&1
+echo "\$(date +%T) rc=\$?" >>$T/healthcheck.log
+EOF
+chmod 755 "$T/healthcheck"
+
+mkdir -p "$T/state" "$T/spool"
+cat >"$T/slurm.conf" <<EOF
+ClusterName=gpuvet-test
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$T/munge/munge.socket
+CredType=cred/munge
+StateSaveLocation=$T/state
+SlurmdSpoolDir=$T/spool
+SlurmctldPidFile=$T/slurmctld.pid
+SlurmdPidFile=$T/slurmd.pid
+SlurmctldLogFile=$T/slurmctld.log
+SlurmdLogFile=$T/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SchedulerType=sched/builtin
+ReturnToService=2
+MpiDefault=none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+HealthCheckProgram=$T/healthcheck
+HealthCheckInterval=5
+HealthCheckNodeState=ANY
+NodeName=$host NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN
+PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP
+EOF
+export SLURM_CONF=$T/slurm.conf
+
+slurmctld -D -i -f "$T/slurm.conf" >"$T/slurmctld.out" 2>&1 &
+pids+=($!)
+slurmd -D -f "$T/slurm.conf" -N "$host" >"$T/slurmd.out" 2>&1 &
+pids+=($!)
+
+# node_state: "<state> <reason>" as sinfo prints it for our node.
+node_state() { timeout 10 sinfo -N -h -n "$host" -o "%T %E" 2>/dev/null | head -n 1; }
+# wait_for SECONDS REGEX WHAT: polls sinfo until the node's line matches.
+wait_for() {
+  local limit=$1 re=$2 what=$3 line=""
+  for _ in $(seq "$limit"); do
+    line=$(node_state)
+    [[ $line =~ $re ]] && { echo "ok: $what: $line"; return 0; }
+    sleep 1
+  done
+  fail "$what: after ${limit}s sinfo says '${line}'"
+}
+
+timeout 10 sinfo -V || fail "sinfo -V"
+# Degraded (fault-gpu-lost: GPUs missing against the baseline): drained by gpuvet.
+wait_for 90 '^drain(ed|ing)[^ ]* gpuvet: ' "degraded node drained with a gpuvet reason"
+line=$(node_state)
+[[ $line == *"GPU count"* ]] || fail "the drain reason does not name what failed: $line"
+
+# Healthy again: gpuvet resumes its own drain.
+echo "$scen/h200-1gpu-idle.json" >"$T/scenario"
+wait_for 60 '^idle[^ ]* ' "healthy node resumed"
+
+# A drain set by someone else is kept, even while gpuvet passes the node.
+timeout 10 scontrol update nodename="$host" state=drain reason="admin: bad fan" ||
+  fail "scontrol update by the admin failed"
+runs_before=$(grep -c ' rc=' "$T/healthcheck.log")
+for _ in $(seq 60); do
+  (($(grep -c ' rc=' "$T/healthcheck.log") >= runs_before + 2)) && break
+  sleep 1
+done
+(($(grep -c ' rc=' "$T/healthcheck.log") >= runs_before + 2)) ||
+  fail "the health check did not run twice after the admin's drain"
+line=$(node_state)
+[[ $line =~ ^drain(ed|ing)[^\ ]*\ admin:\ bad\ fan$ ]] || fail "the admin's drain was changed: $line"
+echo "ok: admin's drain kept while healthy: $line"
+# ... and while unhealthy: gpuvet does not overwrite the admin's reason.
+echo "$scen/fault-gpu-lost.json" >"$T/scenario"
+runs_before=$(grep -c ' rc=' "$T/healthcheck.log")
+for _ in $(seq 60); do
+  (($(grep -c ' rc=' "$T/healthcheck.log") >= runs_before + 2)) && break
+  sleep 1
+done
+line=$(node_state)
+[[ $line =~ ^drain(ed|ing)[^\ ]*\ admin:\ bad\ fan$ ]] || fail "the admin's reason was overwritten: $line"
+grep -q "drained by someone else" "$T/healthcheck.log" ||
+  fail "the health check did not say it kept someone else's drain"
+echo "ok: admin's drain kept while unhealthy: $line"
+
+# Collection through Slurm: srun runs the gate on the node and its JSON comes back.
+echo "$scen/h200-1gpu-idle.json" >"$T/scenario"
+timeout 10 scontrol update nodename="$host" state=resume || fail "resume by the admin failed"
+wait_for 30 '^idle[^ ]* ' "node idle for the collection job"
+# shellcheck disable=SC2086
+GPUVET_FAKE_NVML_SCENARIO=$scen/h200-1gpu-idle.json timeout 60 srun -N1 -n1 -t 1 \
+  "$gpuvet" gate --json --baseline "$T/baseline.toml" $live_args >"$T/collected.json" \
+  2>"$T/srun.log" || fail "srun gpuvet gate --json failed: $(cat "$T/srun.log")"
+python3 - "$T/collected.json" <<'EOF' || fail "srun's output is not a passing gpuvet.gate/1 document"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "gpuvet.gate/1", d.get("schema")
+assert d["verdict"] == "pass", d.get("verdict")
+assert d["reason"].startswith("gpuvet: ") and len(d["reason"]) <= 80, d["reason"]
+EOF
+echo "ok: srun -N1 gpuvet gate --json: a passing gpuvet.gate/1 document"
+echo "PASS in $(($(date +%s) - started)) s"
