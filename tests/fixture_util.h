@@ -19,9 +19,19 @@
 
 #include <gtest/gtest.h>
 
+#include "gpuvet/env.h"
 #include "gpuvet/facts.h"
 
 namespace gpuvet::testing {
+
+// What a fake CommandRunner answers: a command that exited with `code`.
+inline CommandResult exited(int code, std::string out, std::string err = "") {
+  CommandResult r;
+  r.exit_code = code;
+  r.out = std::move(out);
+  r.err = std::move(err);
+  return r;
+}
 
 inline std::optional<std::string> read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -69,6 +69,10 @@ std::vector<BandwidthValue> bandwidth_values(const std::vector<Measurement>& mea
 Result<std::vector<Measurement>> bench_json_measurements(std::string_view json_text,
                                                          std::string_view origin);
 
+// Reads a saved `gpuvet bench --json` file (a regular file of at most 64 MiB, refused at once
+// when it is a FIFO, a device or a directory) and returns its measurements.
+Result<std::vector<Measurement>> read_bench_json_file(const std::string& path);
+
 // Floors from a node's measured bandwidth: `fraction` of each value (0.9: 10 % headroom),
 // with where it came from.
 std::vector<Floor> floors_from(const std::vector<BandwidthValue>& bandwidth, double fraction,

@@ -130,6 +130,11 @@ TEST(GateCli, AnUnusableBaselineIsExit3OrNpdUnknownWithTheKeyNamed) {
   r = gpuvet({"gate", "--baseline", fifo, "--exit-style", "slurm"});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("is a FIFO"), std::string::npos) << r.err;
+  // A FIFO as --bench is refused at once too.
+  r = gpuvet({"gate", "--baseline", base, "--from",
+              std::string(GPUVET_TEST_DATA) + "/scenarios/../fixtures", "--bench", fifo});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("bench file"), std::string::npos) << r.err;
   // A baseline of another model: the GPU count and model are the first deviations.
   write(bad, replaced(replaced(slurp(base), "gpu_count = 2", "gpu_count = 8"),
                       "gpu_model = \"NVIDIA L40S\"", "gpu_model = \"NVIDIA H100 80GB HBM3\""));

@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -63,16 +62,7 @@ Result<Node> read_node(const LiveArgs& live) {
 
 // --bench FILE: a `gpuvet bench --json` document, its measurements added to the node's.
 Status add_bench_file(const std::string& path, Facts& facts) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Status::invalid_input(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
-  std::string text;
-  text.resize(64u << 20);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (in.gcount() == static_cast<std::streamsize>(64u << 20))
-    return Status::invalid_input(fmt::format("{}: larger than 64 MiB", path));
-  auto m = bench_json_measurements(text, path);
+  auto m = read_bench_json_file(path);
   if (!m.is_ok()) return m.status();
   facts.measurements.insert(facts.measurements.end(), m.value().begin(), m.value().end());
   return Status::ok();

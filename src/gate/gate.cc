@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "core/small_file.h"
 #include "gpuvet/gate.h"
 
 namespace gpuvet {
@@ -154,6 +155,12 @@ Result<std::vector<Measurement>> bench_json_measurements(std::string_view json_t
     report.results.push_back(std::move(m));
   }
   return bench_measurements(report);
+}
+
+Result<std::vector<Measurement>> read_bench_json_file(const std::string& path) {
+  auto text = read_small_file(path, std::size_t{64} << 20, "bench file");
+  if (!text.is_ok()) return text.status();
+  return bench_json_measurements(text.value(), path);
 }
 
 std::vector<Floor> floors_from(const std::vector<BandwidthValue>& bandwidth, double fraction,

@@ -50,13 +50,7 @@ class FakeKmsg final : public KmsgReader {
   Result<std::string> answer_;
 };
 
-CommandResult exited(int code, std::string out, std::string err = "") {
-  CommandResult r;
-  r.exit_code = code;
-  r.out = std::move(out);
-  r.err = std::move(err);
-  return r;
-}
+using testing::exited;
 
 using TempDirBase = testing::TempDir;
 struct TempDir : TempDirBase {

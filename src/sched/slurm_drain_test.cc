@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
+#include "fixture_util.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -28,13 +30,7 @@ std::string show_node(const std::string& state, const std::string& reason = "") 
   return s;
 }
 
-CommandResult exited(int code, std::string out, std::string err = "") {
-  CommandResult r;
-  r.exit_code = code;
-  r.out = std::move(out);
-  r.err = std::move(err);
-  return r;
-}
+using testing::exited;
 
 // An scontrol that answers `show node` with a canned node and records every call.
 class FakeScontrol final : public CommandRunner {
