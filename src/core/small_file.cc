@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -61,10 +62,17 @@ Result<std::string> read_small_file(const std::string& path, std::size_t max_byt
   const FileCloser closer{fd};
   if (::fstat(fd, &st) != 0) return cannot();
   if (!S_ISREG(st.st_mode)) return not_regular(st.st_mode);
-  // At most one byte more than the limit, so a file that grows meanwhile is still bounded.
-  std::string text(max_bytes + 1, '\0');
+  // Sized from the file (a whole max_bytes buffer would be zeroed on every read), grown if
+  // the file grows meanwhile, and never beyond one byte more than the limit.
+  const std::size_t limit = max_bytes + 1;
+  const auto size = static_cast<std::size_t>(std::max<off_t>(st.st_size, 0));
+  std::string text(std::min(limit, size + 1), '\0');
   std::size_t got = 0;
-  while (got < text.size()) {
+  for (;;) {
+    if (got == text.size()) {
+      if (text.size() >= limit) break;
+      text.resize(std::min(limit, 2 * text.size() + 4096));
+    }
     const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return cannot();
