@@ -27,6 +27,7 @@ so round 1 is only seconds older than round 2: the test waits for the clock's se
 between the rounds, so every round-2 report is strictly later, and ingests round 1 first.
 
 Usage: story3_test.py GPUVET FAKE_NVML_LIB SOURCE_DIR
+(GPUVET_STORY3_KEEP=1 keeps the temporary directory and prints where it is.)
 """
 import concurrent.futures
 import copy
@@ -482,7 +483,10 @@ def main():
     try:
         story(t)
     finally:
-        shutil.rmtree(t, ignore_errors=True) if not os.environ.get("STORY3_KEEP") else print("kept", t)
+        if os.environ.get("GPUVET_STORY3_KEEP"):  # for debugging: keep the fleet's files
+            print(f"kept {t}")
+        else:
+            shutil.rmtree(t, ignore_errors=True)
     if failures:
         print(f"FAIL: {len(failures)} check(s) failed:")
         for f in failures:
