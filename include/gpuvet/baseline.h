@@ -74,6 +74,12 @@ struct NodePrint {
 // The fingerprint of a node (no bandwidth: it comes from `bench`, see bandwidth_values()).
 NodePrint node_print(const Facts& facts);
 
+// The bandwidth values the floors compare, from measurements (gpuvet bench's, or imported
+// nvbandwidth and nccl-tests outputs): h2d and d2h per GPU (copy engine), peer per pair (the
+// slower direction of a device-to-device read), all-reduce bus bandwidth per size. A
+// measurement whose data was wrong is left out.
+std::vector<BandwidthValue> bandwidth_values(const std::vector<Measurement>& measurements);
+
 // "GPU0" / "GPU0-GPU1".
 std::string gpu_label(int index);
 std::string pair_label(int a, int b);

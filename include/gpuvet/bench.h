@@ -16,6 +16,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuvet/facts.h"
@@ -113,5 +114,14 @@ void attach_expectations(BenchReport& report, const Facts& facts);
 // The results as Measurements (tool "gpuvet"), so the rules judge them
 // (h2d-bandwidth-low, p2p-bandwidth-low, nccl-error on wrong results).
 std::vector<Measurement> bench_measurements(const BenchReport& report);
+
+// Reads a `gpuvet bench --json` document (gpuvet.bench/1) back into the measurements it
+// reported; another schema or a document without results is kInvalidInput naming `origin`.
+Result<std::vector<Measurement>> bench_json_measurements(std::string_view json_text,
+                                                         std::string_view origin);
+
+// Reads a saved `gpuvet bench --json` file (a regular file of at most 64 MiB, refused at once
+// when it is a FIFO, a device or a directory) and returns its measurements.
+Result<std::vector<Measurement>> read_bench_json_file(const std::string& path);
 
 }  // namespace gpuvet

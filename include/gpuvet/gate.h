@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "gpuvet/baseline.h"
-#include "gpuvet/bench.h"
 #include "gpuvet/diagnose.h"
 #include "gpuvet/facts.h"
 #include "gpuvet/status.h"
@@ -59,19 +58,6 @@ struct GateReport {
   std::vector<std::string> notes;
   std::optional<std::int64_t> collected_unix;
 };
-
-// The bandwidth values the floors compare, from measurements (gpuvet bench's, or imported
-// nvbandwidth and nccl-tests outputs): h2d and d2h per GPU (copy engine), peer per pair (the
-// slower direction of a device-to-device read), all-reduce bus bandwidth per size.
-std::vector<BandwidthValue> bandwidth_values(const std::vector<Measurement>& measurements);
-
-// Reads a `gpuvet bench --json` document back into the measurements it reported.
-Result<std::vector<Measurement>> bench_json_measurements(std::string_view json_text,
-                                                         std::string_view origin);
-
-// Reads a saved `gpuvet bench --json` file (a regular file of at most 64 MiB, refused at once
-// when it is a FIFO, a device or a directory) and returns its measurements.
-Result<std::vector<Measurement>> read_bench_json_file(const std::string& path);
 
 // Floors from a node's measured bandwidth: `fraction` of each value (0.9: 10 % headroom),
 // with where it came from.

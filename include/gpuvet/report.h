@@ -13,6 +13,7 @@
 #include "gpuvet/bench.h"
 #include "gpuvet/diagnose.h"
 #include "gpuvet/facts.h"
+#include "gpuvet/fleet.h"
 #include "gpuvet/gate.h"
 #include "gpuvet/import.h"
 #include "gpuvet/scale.h"
@@ -77,6 +78,13 @@ std::string scale_to_json(const ScaleReport& report, int indent = 2);
 std::string gate_to_json(const GateReport& report, const JsonOptions& options);
 std::string render_gate_text(const GateReport& report, const TextOptions& options = {});
 std::string gate_junit_xml(const GateReport& report);
+
+// fleet: `gpuvet.fleet/1` JSON and the terminal report of `gpuvet fleet report`; `database`
+// names the history file.
+std::string fleet_to_json(const FleetReport& report, std::string_view database,
+                          const JsonOptions& options);
+std::string render_fleet_text(const FleetReport& report, std::string_view database,
+                              const TextOptions& options = {});
 
 std::string render_catalog_text();
 std::string catalog_to_markdown();

@@ -223,5 +223,30 @@ TEST(Baseline, RefusesMalformedAndMismatchedFilesNamingTheKey) {
   }
 }
 
+TEST(Baseline, BandwidthValuesTakeTheSlowerPeerDirectionAndSkipWrongData) {
+  std::vector<Measurement> m(4);
+  m[0].test = "device_to_device_read_ce";
+  m[0].src_gpu = 0;
+  m[0].dst_gpu = 1;
+  m[0].bandwidth_gbps = 40;
+  m[1] = m[0];
+  m[1].src_gpu = 1;
+  m[1].dst_gpu = 0;
+  m[1].bandwidth_gbps = 30;
+  m[2].test = "host_to_device_memcpy_ce";  // nvbandwidth's name
+  m[2].dst_gpu = 1;
+  m[2].bandwidth_gbps = 25;
+  m[3].test = "all_reduce_perf";
+  m[3].busbw_gbps = 100;
+  m[3].note = "#wrong 3";
+  const auto v = bandwidth_values(m);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].key, "h2d");
+  EXPECT_EQ(v[0].subject, "GPU1");
+  EXPECT_EQ(v[1].key, "peer");
+  EXPECT_EQ(v[1].subject, "GPU0-GPU1");
+  EXPECT_EQ(v[1].gbps, 30);
+}
+
 }  // namespace
 }  // namespace gpuvet

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <string>
 
+#include "gpuvet/baseline.h"
 #include "gpuvet/bench.h"
 #include "gpuvet/diagnose.h"
 #include "gpuvet/report.h"
@@ -178,6 +179,21 @@ TEST(BenchRegistry, NoGpuHereEveryBenchmarkSkippedWithTheReason) {
   EXPECT_FALSE(r.notes.empty());
   const std::string text = render_bench_text(r);
   EXPECT_NE(text.find("skipped"), std::string::npos);
+}
+
+TEST(BenchJson, ADocumentOfAnotherSchemaIsRefusedAndOursGivesItsMeasurements) {
+  EXPECT_FALSE(bench_json_measurements("{\"schema\":\"gpuvet.report/1\"}", "x.json").is_ok());
+  EXPECT_FALSE(bench_json_measurements("not json", "x.json").is_ok());
+  auto m = bench_json_measurements(
+      R"({"schema":"gpuvet.bench/1","results":[{"key":"host_to_device_ce","unit":"GB/s",
+          "rows":["GPU0"],"cols":["host"],"row_gpu":[0],"col_gpu":[-1],
+          "cells":[[{"value":55.3}]]}]})",
+      "b.json");
+  ASSERT_TRUE(m.is_ok()) << m.status().to_string();
+  const auto v = bandwidth_values(m.value());
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].subject, "GPU0");
+  EXPECT_DOUBLE_EQ(v[0].gbps, 55.3);
 }
 
 }  // namespace

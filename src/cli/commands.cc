@@ -237,6 +237,8 @@ std::function<Outcome()> setup_scale(CLI::App& app);
 // gate_command.cc
 std::function<Outcome()> setup_baseline(CLI::App& app);
 std::function<Outcome()> setup_gate(CLI::App& app);
+// fleet_command.cc
+std::function<Outcome()> setup_fleet(CLI::App& app);
 
 namespace {
 
@@ -312,6 +314,10 @@ const std::vector<Command>& commands() {
        "Compare the node with its server model's baseline and run the rules: pass, fail or "
        "unknown, a one-line reason, exit codes for Slurm, NHC, node-problem-detector, Nagios",
        setup_gate},
+      {"fleet",
+       "fleet ingest: keep node reports (gate, diagnose, bench JSON) in a SQLite history; "
+       "fleet report: group like nodes and name the drifted ones",
+       setup_fleet},
       {"findings", "List the findings catalog (ids, severities, what each means)", setup_findings},
   };
   return kCommands;

@@ -1,5 +1,5 @@
-// src/gate/gate.cc — the gate's verdict, reason line and exit code, and the bandwidth values
-// its floors compare.
+// src/gate/gate.cc — the gate's verdict, reason line and exit code, and floors from measured
+// bandwidth.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -9,7 +9,6 @@
 #include <set>
 #include <string>
 
-#include "core/small_file.h"
 #include "gpuvet/gate.h"
 
 namespace gpuvet {
@@ -52,116 +51,6 @@ const char* exit_style_name(ExitStyle s) {
 }
 
 int gate_unusable_exit_code(ExitStyle s) { return s == ExitStyle::kNpd ? 2 : 3; }
-
-namespace {
-
-bool is_test(const Measurement& m, std::initializer_list<std::string_view> names) {
-  for (auto n : names)
-    if (m.test == n) return true;
-  return false;
-}
-
-}  // namespace
-
-std::vector<BandwidthValue> bandwidth_values(const std::vector<Measurement>& measurements) {
-  std::vector<BandwidthValue> out;
-  std::map<std::pair<int, int>, double> peer;  // slower direction per pair
-  std::map<std::pair<int, int>, std::size_t> peer_at;
-  for (const auto& m : measurements) {
-    if (m.note && m.note->find("wrong") != std::string::npos) continue;  // bad data
-    if (is_test(m, {"host_to_device_ce", "host_to_device_memcpy_ce"}) && m.dst_gpu &&
-        m.bandwidth_gbps) {
-      out.push_back({"h2d", gpu_label(*m.dst_gpu), std::nullopt, *m.bandwidth_gbps});
-    } else if (is_test(m, {"device_to_host_ce", "device_to_host_memcpy_ce"}) && m.src_gpu &&
-               m.bandwidth_gbps) {
-      out.push_back({"d2h", gpu_label(*m.src_gpu), std::nullopt, *m.bandwidth_gbps});
-    } else if (is_test(m, {"device_to_device_read_ce", "device_to_device_memcpy_read_ce"}) &&
-               m.src_gpu && m.dst_gpu && *m.src_gpu != *m.dst_gpu && m.bandwidth_gbps &&
-               !(m.note && *m.note == "via host")) {
-      const std::pair<int, int> k{std::min(*m.src_gpu, *m.dst_gpu),
-                                  std::max(*m.src_gpu, *m.dst_gpu)};
-      auto [it, fresh] = peer.emplace(k, *m.bandwidth_gbps);
-      if (!fresh) it->second = std::min(it->second, *m.bandwidth_gbps);
-    } else if (m.test.rfind("all_reduce", 0) == 0 && m.busbw_gbps) {
-      out.push_back({"allreduce_busbw", "node", m.size_bytes, *m.busbw_gbps});
-    }
-  }
-  for (const auto& [k, v] : peer) out.push_back({"peer", pair_label(k.first, k.second), {}, v});
-  return out;
-}
-
-Result<std::vector<Measurement>> bench_json_measurements(std::string_view json_text,
-                                                         std::string_view origin) {
-  using nlohmann::json;
-  const json doc = json::parse(json_text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object())
-    return Status::invalid_input(fmt::format("{}: not a JSON object", origin));
-  const auto schema = doc.value("schema", std::string());
-  if (schema != "gpuvet.bench/1")
-    return Status::invalid_input(
-        fmt::format("{}: schema '{}' is not gpuvet.bench/1 (the output of gpuvet bench --json)",
-                    origin, schema));
-  BenchReport report;
-  const auto results = doc.find("results");
-  if (results == doc.end() || !results->is_array())
-    return Status::invalid_input(fmt::format("{}: no results array", origin));
-  const auto strings = [](const json& j, const char* key) {
-    std::vector<std::string> v;
-    if (auto it = j.find(key); it != j.end() && it->is_array())
-      for (const auto& e : *it)
-        if (e.is_string()) v.push_back(e.get<std::string>());
-    return v;
-  };
-  const auto ints = [](const json& j, const char* key) {
-    std::vector<int> v;
-    if (auto it = j.find(key); it != j.end() && it->is_array())
-      for (const auto& e : *it) v.push_back(e.is_number_integer() ? e.get<int>() : -1);
-    return v;
-  };
-  for (const auto& r : *results) {
-    if (!r.is_object()) continue;
-    BenchMatrix m;
-    m.key = r.value("key", std::string());
-    m.unit = r.value("unit", std::string());
-    m.rows = strings(r, "rows");
-    m.cols = strings(r, "cols");
-    m.row_gpu = ints(r, "row_gpu");
-    m.col_gpu = ints(r, "col_gpu");
-    if (auto s = r.find("size_bytes"); s != r.end() && s->is_number_unsigned())
-      m.size_bytes = s->get<std::uint64_t>();
-    if (auto s = r.find("skipped"); s != r.end() && s->is_string())
-      m.skipped = s->get<std::string>();
-    if (auto e = r.find("error"); e != r.end() && e->is_string()) m.error = e->get<std::string>();
-    if (auto cells = r.find("cells"); cells != r.end() && cells->is_array()) {
-      for (const auto& row : *cells) {
-        std::vector<BenchCell> out_row;
-        if (row.is_array())
-          for (const auto& c : row) {
-            BenchCell cell;
-            if (c.is_object()) {
-              if (auto v = c.find("value"); v != c.end() && v->is_number()) {
-                const double x = v->get<double>();
-                if (std::isfinite(x) && x >= 0) cell.value = x;
-              }
-              if (auto e = c.find("error"); e != c.end() && e->is_string())
-                cell.error = e->get<std::string>();
-              cell.via_host = c.value("via_host", false);
-            }
-            out_row.push_back(std::move(cell));
-          }
-        m.cells.push_back(std::move(out_row));
-      }
-    }
-    report.results.push_back(std::move(m));
-  }
-  return bench_measurements(report);
-}
-
-Result<std::vector<Measurement>> read_bench_json_file(const std::string& path) {
-  auto text = read_small_file(path, std::size_t{64} << 20, "bench file");
-  if (!text.is_ok()) return text.status();
-  return bench_json_measurements(text.value(), path);
-}
 
 std::vector<Floor> floors_from(const std::vector<BandwidthValue>& bandwidth, double fraction,
                                std::string_view source) {

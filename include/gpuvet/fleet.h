@@ -1,0 +1,173 @@
+// gpuvet/fleet.h — `gpuvet fleet`: a history of node reports in SQLite, and the nodes that
+// drifted from their like.
+//
+// Nodes report with the engines a fleet already runs (`srun -N… gpuvet gate --json`, a
+// Kubernetes Job or DaemonSet writing to a volume); `fleet ingest` reads those files into one
+// SQLite database, each document once (keyed by its content hash, inside one transaction), and
+// `fleet report` compares every node's latest report with its group of like nodes (same GPU
+// model and count, or same baseline):
+//   - categorical outliers: a path matrix, P2P matrix or link set (PCIe width and generation,
+//     NUMA node, NVLink count) that differs from the group's majority fingerprint, or from the
+//     node's own last passing gate report ("changed since last pass");
+//   - numeric outliers: per group and per measured value (h2d GPU3, peer GPU0-GPU1, …), more
+//     than 3.5 robust z (median and MAD) below the median and at least 5 % below it;
+//   - a drain circuit breaker: never recommend draining more than a share of a group at once.
+// Parsing and the analysis are pure functions; FleetStore owns the database.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuvet/baseline.h"
+#include "gpuvet/status.h"
+
+namespace gpuvet {
+
+// One node report as the fleet keeps it.
+struct FleetDocument {
+  std::string host;
+  std::optional<std::int64_t> collected_unix;
+  std::string schema;  // "gpuvet.gate/1", "gpuvet.report/1", "gpuvet.bench/1"
+  std::string source;  // the file, "#N" for the Nth document of a multi-document file
+  std::optional<std::string> verdict;   // gate documents: "pass", "fail", "unknown"
+  std::optional<std::string> reason;    // gate documents: the one-line reason
+  std::optional<std::string> baseline;  // gate documents: the baseline's name, else its path
+  bool has_print = false;    // gate and report documents; a bench document has bandwidth only
+  NodePrint print;           // print.bandwidth: what the document measured
+  std::string content_hash;  // of the document itself: the same report is kept once
+};
+
+// Where a file came from, for host names and times its documents do not carry.
+struct DocumentOrigin {
+  std::string path;
+  std::string host_hint;                   // the file's stem: a bench document's host
+  std::optional<std::int64_t> mtime_unix;  // a document without collected_unix gets this
+};
+
+// Every document of one file: a JSON object, an array of them, or JSON lines. A document of
+// another schema, or one without a host, is kInvalidInput naming the file (and "#N").
+Result<std::vector<FleetDocument>> fleet_documents(std::string_view text,
+                                                   const DocumentOrigin& origin);
+
+// The files an ingest reads: each path that is a file, and every regular *.json file under
+// each path that is a directory (walked recursively in name order, links not followed).
+// A path that does not exist or cannot be listed is a problem, not an error.
+struct FleetInputs {
+  std::vector<std::string> files;
+  std::vector<std::string> problems;
+};
+FleetInputs fleet_input_files(const std::vector<std::string>& paths);
+
+// Reads one file (a regular file of at most 64 MiB) and its documents; the host hint is the
+// file's stem and a document without collected_unix gets the file's modification time.
+Result<std::vector<FleetDocument>> read_fleet_file(const std::string& path);
+
+// What one ingest did.
+struct IngestSummary {
+  int files = 0;
+  int documents = 0;
+  int added = 0;
+  int already_present = 0;
+};
+
+// The fleet history. Opening with `create` makes the database when the file is missing or
+// empty (else it is opened read-only and must exist); a file that is not SQLite, or a SQLite
+// database of another program or of a later gpuvet, is kInvalidInput and is never written
+// to. Writers wait up to 10 s for another writer.
+class FleetStore {
+ public:
+  static Result<std::unique_ptr<FleetStore>> open(const std::string& path, bool create);
+  ~FleetStore();
+  FleetStore(const FleetStore&) = delete;
+  FleetStore& operator=(const FleetStore&) = delete;
+
+  // Adds the documents in one transaction: all or none (a killed ingest leaves the database
+  // as it was). A document already present (same content hash) is counted, not added.
+  Result<IngestSummary> ingest(const std::vector<FleetDocument>& documents);
+
+  // Every document, oldest first (by collected_unix, then by ingest order).
+  Result<std::vector<FleetDocument>> load() const;
+
+  struct Impl;
+
+ private:
+  explicit FleetStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+enum class FleetGrouping { kModel, kBaseline };  // GPU model and count | the gate's baseline
+Result<FleetGrouping> parse_fleet_grouping(std::string_view name);  // "model", "baseline"
+const char* fleet_grouping_name(FleetGrouping g);
+
+struct FleetOptions {
+  FleetGrouping group_by = FleetGrouping::kModel;
+  double robust_z = 3.5;               // a numeric outlier is more than this many robust z below
+  double min_drop = 0.05;              // … and at least this fraction below the median
+  int min_numeric_group = 8;           // numeric statistics only over at least this many nodes
+  double max_drain_share = 0.2;        // the circuit breaker: at most this share of a group
+  std::int64_t stale_after_s = 86400;  // a node whose last report is older than the newest
+                                       // report by more than this is stale
+};
+
+struct FleetMajority {
+  std::string part;                 // "topology", "p2p", "links"
+  std::optional<std::string> hash;  // none when no fingerprint has more than half the nodes
+  int nodes_with_it = 0;
+  int nodes_with_print = 0;
+};
+
+struct FleetGroup {
+  std::string name;  // "NVIDIA H100 80GB HBM3 x8" or the baseline's name
+  std::optional<std::string> gpu_model;
+  std::optional<int> gpu_count;
+  int nodes = 0;
+  std::vector<FleetMajority> majority;
+  int gate_pass = 0, gate_fail = 0, gate_unknown = 0;  // latest gate verdicts
+  int outliers = 0;
+  int drain_limit = 0;           // the most nodes of this group the report would drain at once
+  bool circuit_breaker = false;  // more outliers than drain_limit: some are held back
+  std::vector<std::string> notes;
+};
+
+struct FleetOutlier {
+  std::string host;
+  std::string group;
+  std::vector<std::string> kinds;    // "topology", "p2p", "links", "bandwidth", in that order
+  std::vector<std::string> reasons;  // "GPU0-GPU1 path SYS (group PIX)", …
+  bool changed_since_last_pass = false;
+  std::optional<std::int64_t> last_pass_unix;
+  std::optional<std::int64_t> report_unix;
+  bool categorical = false;  // a fingerprint differs (else only a measured value)
+  double worst_z = 0;        // the lowest robust z of its numeric reasons (0 when none)
+  bool drain = false;        // recommended for draining within the circuit breaker
+};
+
+struct FleetStale {
+  std::string host;
+  std::optional<std::int64_t> last_unix;
+};
+
+struct FleetReport {
+  FleetOptions options;
+  int nodes = 0;
+  int documents = 0;
+  std::optional<std::int64_t> newest_unix;
+  std::vector<FleetGroup> groups;      // by name
+  std::vector<FleetOutlier> outliers;  // categorical first, then by group and host
+  std::vector<FleetStale> stale;
+  std::vector<std::string> notes;
+  int exit_code = 0;  // 0 no outlier, 1 measured outliers only, 2 a fingerprint outlier
+};
+
+// Judges the fleet from its history (every document, any order).
+FleetReport fleet_report(const std::vector<FleetDocument>& history, const FleetOptions& options);
+
+// The robust statistics, for tests and docs: median, and the median absolute deviation.
+double median_of(std::vector<double> values);
+double mad_of(const std::vector<double>& values, double median);
+
+}  // namespace gpuvet

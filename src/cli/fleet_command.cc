@@ -1,0 +1,158 @@
+// `gpuvet fleet ingest DB PATH…` and `gpuvet fleet report DB`: the fleet history and the nodes
+// that drifted from their like.
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "gpuvet/fleet.h"
+#include "gpuvet/report.h"
+
+namespace gpuvet::cli {
+namespace {
+
+// Files read and written per transaction: a killed ingest loses at most one batch (which
+// the next ingest adds), and memory stays bounded however many files there are.
+constexpr std::size_t kBatchFiles = 500;
+
+struct IngestArgs {
+  std::string db;
+  std::vector<std::string> paths;
+};
+
+struct ReportArgs {
+  std::string db;
+  std::string group_by = "model";
+  double max_drain_share = 0.2;
+  double stale_after_h = 24;
+  bool json = false;
+  bool no_color = false;
+};
+
+Outcome run_ingest(const IngestArgs& args) {
+  auto store = FleetStore::open(args.db, /*create=*/true);
+  if (!store.is_ok()) {
+    std::cerr << "gpuvet: " << terminal_safe(store.status().message()) << "\n";
+    return {kExitUnusable, false};
+  }
+  const FleetInputs inputs = fleet_input_files(args.paths);
+  std::vector<std::string> problems = inputs.problems;
+  IngestSummary total;
+  std::vector<FleetDocument> batch;
+  std::size_t files_in_batch = 0;
+  const auto flush = [&]() -> bool {
+    auto done = store.value()->ingest(batch);
+    if (!done.is_ok()) {
+      std::cerr << "gpuvet: " << terminal_safe(done.status().message()) << "\n";
+      return false;
+    }
+    total.documents += done.value().documents;
+    total.added += done.value().added;
+    total.already_present += done.value().already_present;
+    batch.clear();
+    files_in_batch = 0;
+    return true;
+  };
+  for (const auto& file : inputs.files) {
+    auto docs = read_fleet_file(file);
+    ++total.files;
+    if (!docs.is_ok()) {
+      problems.push_back(docs.status().message());
+      continue;
+    }
+    for (auto& d : docs.value()) batch.push_back(std::move(d));
+    if (++files_in_batch == kBatchFiles && !flush()) return {kExitUnusable, false};
+  }
+  if (!batch.empty() && !flush()) return {kExitUnusable, false};
+  std::cout << fmt::format(
+      "{}: {} file(s), {} report(s): {} added, {} already there{}\n", terminal_safe(args.db),
+      total.files, total.documents, total.added, total.already_present,
+      problems.empty() ? "" : fmt::format("; {} input(s) not used", problems.size()));
+  for (const auto& p : problems) std::cerr << "gpuvet: " << terminal_safe(p) << "\n";
+  if (inputs.files.empty() && problems.empty()) {
+    std::cerr << "gpuvet: no *.json report under " << fmt::format("{}", fmt::join(args.paths, ", "))
+              << "\n";
+    return {kExitUnusable, false};
+  }
+  return {problems.empty() ? kExitOk : kExitUnusable, false};
+}
+
+Outcome run_report(const ReportArgs& args) {
+  const auto fail = [](const std::string& message) -> Outcome {
+    std::cerr << "gpuvet: " << terminal_safe(message) << "\n";
+    return {kExitUnusable, false};
+  };
+  auto grouping = parse_fleet_grouping(args.group_by);
+  if (!grouping.is_ok()) return fail(grouping.status().message());
+  auto store = FleetStore::open(args.db, /*create=*/false);
+  if (!store.is_ok()) return fail(store.status().message());
+  auto history = store.value()->load();
+  if (!history.is_ok()) return fail(history.status().message());
+  if (history.value().empty()) return fail(args.db + " holds no report yet");
+  FleetOptions options;
+  options.group_by = grouping.value();
+  options.max_drain_share = args.max_drain_share;
+  options.stale_after_s = static_cast<std::int64_t>(args.stale_after_h * 3600);
+  const FleetReport report = fleet_report(history.value(), options);
+  if (args.json) {
+    JsonOptions j;
+    j.command = "fleet report";
+    std::cout << fleet_to_json(report, args.db, j) << "\n";
+  } else {
+    ColorContext cc;
+    cc.no_color_flag = args.no_color;
+    cc.stdout_is_tty = ::isatty(STDOUT_FILENO) == 1;
+    cc.term = std::getenv("TERM");
+    cc.no_color = std::getenv("NO_COLOR");
+    TextOptions t;
+    t.color = color_wanted(cc);
+    std::cout << render_fleet_text(report, args.db, t);
+  }
+  return {report.exit_code, false};
+}
+
+}  // namespace
+
+std::function<Outcome()> setup_fleet(CLI::App& app) {
+  app.require_subcommand(1);
+  auto ingest_args = std::make_shared<IngestArgs>();
+  auto report_args = std::make_shared<ReportArgs>();
+
+  CLI::App* ingest = app.add_subcommand(
+      "ingest",
+      "Add node reports (gpuvet gate, diagnose, facts or bench --json; one or many per file, "
+      "or directories of *.json) to the history; a report already there is not added again");
+  ingest->add_option("db", ingest_args->db, "The fleet history (SQLite; created when missing)")
+      ->required();
+  ingest->add_option("paths", ingest_args->paths, "Report files or directories")->required();
+
+  CLI::App* rep = app.add_subcommand(
+      "report",
+      "Group like nodes and name the outliers: a fingerprint unlike the group's or its last "
+      "pass, a bandwidth far below the group's (exit 0 none, 1 measured only, 2 fingerprint)");
+  rep->add_option("db", report_args->db, "The fleet history")->required();
+  rep->add_option("--group-by", report_args->group_by,
+                  "model: same GPU model and count; baseline: same gate baseline")
+      ->check(CLI::IsMember({"model", "baseline"}));
+  rep->add_option("--max-drain-share", report_args->max_drain_share,
+                  "The circuit breaker: recommend draining at most this share of a group at once")
+      ->check(finite_range(0.0, 1.0));
+  rep->add_option("--stale-after", report_args->stale_after_h,
+                  "Hours without a report, before the newest one, after which a node is stale")
+      ->check(finite_range(0.0, 24.0 * 3650));
+  rep->add_flag("--json", report_args->json, "Print gpuvet.fleet/1 JSON");
+  rep->add_flag("--no-color", report_args->no_color, "No ANSI colours");
+
+  return [=]() -> Outcome {
+    if (ingest->parsed()) return run_ingest(*ingest_args);
+    return run_report(*report_args);
+  };
+}
+
+}  // namespace gpuvet::cli

@@ -1,0 +1,255 @@
+// src/fleet/documents.cc — node reports read for the fleet history: gpuvet's gate, report
+// (diagnose, facts) and bench JSON, one or many per file.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/small_file.h"
+#include "gpuvet/bench.h"
+#include "gpuvet/fleet.h"
+#include "gpuvet/import.h"
+
+namespace gpuvet {
+namespace {
+
+using json =
+    nlohmann::ordered_json;  // the key order of the file: gpuvet-json sniffs "schema" first
+
+template <class T>
+std::optional<T> get_opt(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (it->is_string()) return it->get<std::string>();
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (it->is_boolean()) return it->get<bool>();
+  } else if constexpr (std::is_integral_v<T>) {
+    if (it->is_number_integer()) return it->get<T>();
+  } else {
+    if (it->is_number() && std::isfinite(it->get<double>())) return it->get<T>();
+  }
+  return std::nullopt;
+}
+
+// The "node" section of a gpuvet.gate/1 document (src/report/gate.cc writes it).
+Result<NodePrint> node_from_json(const json& node, const std::string& where) {
+  if (!node.is_object()) return Status::invalid_input(fmt::format("{}: no \"node\" object", where));
+  NodePrint n;
+  n.host = get_opt<std::string>(node, "host");
+  n.gpu_model = get_opt<std::string>(node, "gpu_model");
+  n.gpu_count = get_opt<int>(node, "gpu_count").value_or(0);
+  n.driver_version = get_opt<std::string>(node, "driver_version");
+  const auto array = [&](const char* key) -> Result<const json*> {
+    const auto it = node.find(key);
+    if (it == node.end() || !it->is_array())
+      return Status::invalid_input(fmt::format("{}: node.{} is not an array", where, key));
+    return &*it;
+  };
+  auto gpus = array("gpus");
+  if (!gpus.is_ok()) return gpus.status();
+  for (const auto& g : *gpus.value()) {
+    if (!g.is_object() || !get_opt<int>(g, "index"))
+      return Status::invalid_input(fmt::format("{}: a node.gpus entry has no index", where));
+    GpuPrint p;
+    p.index = *get_opt<int>(g, "index");
+    p.name = get_opt<std::string>(g, "name");
+    p.uuid = get_opt<std::string>(g, "uuid");
+    p.pci_bus_id = get_opt<std::string>(g, "pci_bus_id");
+    p.pcie_gen_max = get_opt<int>(g, "pcie_gen_max");
+    p.pcie_width_max = get_opt<int>(g, "pcie_width_max");
+    p.pcie_width = get_opt<int>(g, "pcie_width");
+    p.numa_node = get_opt<int>(g, "numa_node");
+    p.nvlinks_up = get_opt<int>(g, "nvlinks_up");
+    p.fabric = get_opt<std::string>(g, "fabric");
+    p.vbios = get_opt<std::string>(g, "vbios");
+    p.ecc_enabled = get_opt<bool>(g, "ecc_enabled");
+    p.power_limit_w = get_opt<double>(g, "power_limit_w");
+    n.gpus.push_back(std::move(p));
+  }
+  auto pairs = array("pairs");
+  if (!pairs.is_ok()) return pairs.status();
+  for (const auto& q : *pairs.value()) {
+    const auto a = q.is_object() ? get_opt<int>(q, "a") : std::nullopt;
+    const auto b = q.is_object() ? get_opt<int>(q, "b") : std::nullopt;
+    if (!a || !b)
+      return Status::invalid_input(fmt::format("{}: a node.pairs entry has no a/b", where));
+    n.pairs.push_back(
+        {*a, *b, get_opt<std::string>(q, "path").value_or("?"), get_opt<std::string>(q, "p2p")});
+  }
+  if (const auto it = node.find("bandwidth"); it != node.end() && it->is_array())
+    for (const auto& v : *it) {
+      const auto gbps = v.is_object() ? get_opt<double>(v, "gbps") : std::nullopt;
+      const auto key = gbps ? get_opt<std::string>(v, "key") : std::nullopt;
+      const auto subject = key ? get_opt<std::string>(v, "subject") : std::nullopt;
+      if (!subject || *gbps < 0) continue;
+      n.bandwidth.push_back({*key, *subject, get_opt<std::uint64_t>(v, "size_bytes"), *gbps});
+    }
+  if (n.gpu_count != static_cast<int>(n.gpus.size()))
+    return Status::invalid_input(fmt::format("{}: node.gpu_count {} but {} node.gpus entries",
+                                             where, n.gpu_count, n.gpus.size()));
+  return n;
+}
+
+Result<FleetDocument> one_document(const json& doc, const DocumentOrigin& origin,
+                                   const std::string& where) {
+  if (!doc.is_object()) return Status::invalid_input(fmt::format("{}: not a JSON object", where));
+  FleetDocument d;
+  d.schema = get_opt<std::string>(doc, "schema").value_or("");
+  d.source = where;
+  const std::string compact = doc.dump();
+  d.content_hash = text_hash(compact);
+  if (d.schema == "gpuvet.gate/1") {
+    auto node = node_from_json(doc.contains("node") ? doc["node"] : json(), where);
+    if (!node.is_ok()) return node.status();
+    d.print = std::move(node).value();
+    d.has_print = true;
+    d.host = get_opt<std::string>(doc, "host").value_or(d.print.host.value_or(""));
+    d.collected_unix = get_opt<std::int64_t>(doc, "collected_unix");
+    d.verdict = get_opt<std::string>(doc, "verdict");
+    d.reason = get_opt<std::string>(doc, "reason");
+    if (const auto b = doc.find("baseline"); b != doc.end() && b->is_object())
+      d.baseline = get_opt<std::string>(*b, "name") ? get_opt<std::string>(*b, "name")
+                                                    : get_opt<std::string>(*b, "path");
+    if (d.verdict && *d.verdict != "pass" && *d.verdict != "fail" && *d.verdict != "unknown")
+      return Status::invalid_input(
+          fmt::format("{}: verdict '{}' is not pass, fail or unknown", where, *d.verdict));
+  } else if (d.schema == "gpuvet.report/1") {
+    // Facts and diagnoses: the same reader as `diagnose --from` (the gpuvet-json importer).
+    const Facts facts = import_text(compact, where);
+    if (facts.imported.empty() && facts.gpus.empty())
+      return Status::invalid_input(
+          fmt::format("{}: a gpuvet.report/1 document gpuvet cannot read", where));
+    d.print = node_print(facts);
+    d.print.bandwidth = bandwidth_values(facts.measurements);
+    d.has_print = true;
+    d.host = facts.host.hostname.value_or("");
+    d.collected_unix = facts.host.collected_unix;
+  } else if (d.schema == "gpuvet.bench/1") {
+    auto m = bench_json_measurements(compact, where);
+    if (!m.is_ok()) return m.status();
+    d.print.bandwidth = bandwidth_values(m.value());
+    d.host = get_opt<std::string>(doc, "host").value_or("");
+  } else {
+    return Status::invalid_input(fmt::format(
+        "{}: schema '{}' is not a node report gpuvet keeps (gpuvet.gate/1 from gate --json, "
+        "gpuvet.report/1 from diagnose or facts --json, gpuvet.bench/1 from bench --json)",
+        where, d.schema.empty() ? std::string("none") : d.schema));
+  }
+  if (d.host.empty()) d.host = origin.host_hint;  // bench documents: the file's stem
+  if (d.host.empty())
+    return Status::invalid_input(fmt::format("{}: no host name in the document", where));
+  d.print.host = d.host;
+  if (!d.collected_unix) d.collected_unix = origin.mtime_unix;
+  return d;
+}
+
+}  // namespace
+
+Result<std::vector<FleetDocument>> fleet_documents(std::string_view text,
+                                                   const DocumentOrigin& origin) {
+  std::vector<json> docs;
+  json whole = json::parse(text, nullptr, false);
+  if (!whole.is_discarded()) {
+    if (whole.is_array())
+      docs = whole.get<std::vector<json>>();
+    else
+      docs.push_back(std::move(whole));
+  } else {
+    // JSON lines: one document per non-empty line.
+    std::size_t start = 0;
+    int line = 0;
+    while (start < text.size()) {
+      std::size_t end = text.find('\n', start);
+      if (end == std::string_view::npos) end = text.size();
+      ++line;
+      const auto piece = text.substr(start, end - start);
+      start = end + 1;
+      if (piece.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      json j = json::parse(piece, nullptr, false);
+      if (j.is_discarded()) {
+        // Not JSON lines either: say where the document itself stops being JSON.
+        try {
+          const json ignored = json::parse(text);
+          (void)ignored;
+        } catch (const json::parse_error& e) {
+          if (e.byte >= text.size())
+            return Status::invalid_input(fmt::format(
+                "{}: not JSON: it ends before the document does (a file cut short, by a node "
+                "that died while writing it?)",
+                origin.path));
+          return Status::invalid_input(
+              fmt::format("{}: not JSON (at byte {})", origin.path, e.byte));
+        }
+        return Status::invalid_input(fmt::format("{}: line {} is not JSON", origin.path, line));
+      }
+      docs.push_back(std::move(j));
+    }
+  }
+  if (docs.empty()) return Status::invalid_input(fmt::format("{}: no document in it", origin.path));
+  std::vector<FleetDocument> out;
+  out.reserve(docs.size());
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    const std::string where =
+        docs.size() == 1 ? origin.path : fmt::format("{}#{}", origin.path, i + 1);
+    auto d = one_document(docs[i], origin, where);
+    if (!d.is_ok()) return d.status();
+    out.push_back(std::move(d).value());
+  }
+  return out;
+}
+
+FleetInputs fleet_input_files(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  FleetInputs in;
+  for (const auto& path : paths) {
+    std::error_code ec;
+    const auto st = fs::symlink_status(path, ec);
+    if (ec || !fs::exists(st)) {
+      in.problems.push_back(fmt::format("{}: no such file or directory", path));
+      continue;
+    }
+    if (!fs::is_directory(st)) {
+      in.files.push_back(path);  // named on the command line: read whatever its name
+      continue;
+    }
+    std::vector<std::string> found;
+    fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec);
+    if (ec) {
+      in.problems.push_back(fmt::format("{}: cannot list it ({})", path, ec.message()));
+      continue;
+    }
+    for (const fs::recursive_directory_iterator end; it != end; it.increment(ec)) {
+      if (ec) {
+        in.problems.push_back(fmt::format("{}: cannot list all of it ({})", path, ec.message()));
+        break;
+      }
+      const auto& e = *it;
+      std::error_code ec2;
+      if (e.is_regular_file(ec2) && !e.is_symlink(ec2) && e.path().extension() == ".json")
+        found.push_back(e.path().string());
+    }
+    std::sort(found.begin(), found.end());
+    in.files.insert(in.files.end(), found.begin(), found.end());
+  }
+  return in;
+}
+
+Result<std::vector<FleetDocument>> read_fleet_file(const std::string& path) {
+  auto text = read_small_file(path, std::size_t{64} << 20, "report file");
+  if (!text.is_ok()) return text.status();
+  DocumentOrigin origin;
+  origin.path = path;
+  origin.host_hint = std::filesystem::path(path).stem().string();
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) origin.mtime_unix = st.st_mtime;
+  return fleet_documents(text.value(), origin);
+}
+
+}  // namespace gpuvet

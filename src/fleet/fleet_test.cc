@@ -1,0 +1,485 @@
+// The fleet history: reading gpuvet's own reports back, the SQLite store (idempotence,
+// refusing files that are not its own), and the report (majority fingerprints, changed since
+// last pass, robust numeric outliers, the circuit breaker, stale nodes).
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "gpuvet/baseline.h"
+#include "gpuvet/fleet.h"
+#include "gpuvet/gate.h"
+#include "gpuvet/report.h"
+
+namespace gpuvet {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A node of `gpus` GPUs, every pair PIX with P2P OK, x16 Gen5 links on NUMA node 0.
+NodePrint node(const std::string& host, int gpus = 4) {
+  NodePrint n;
+  n.host = host;
+  n.gpu_model = "NVIDIA H100 PCIe";
+  n.gpu_count = gpus;
+  for (int i = 0; i < gpus; ++i) {
+    GpuPrint g;
+    g.index = i;
+    g.name = n.gpu_model;
+    g.pcie_gen_max = 5;
+    g.pcie_width_max = 16;
+    g.pcie_width = 16;
+    g.numa_node = 0;
+    g.nvlinks_up = 0;
+    n.gpus.push_back(g);
+  }
+  for (int a = 0; a < gpus; ++a)
+    for (int b = a + 1; b < gpus; ++b) n.pairs.push_back({a, b, "PIX", "OK"});
+  return n;
+}
+
+FleetDocument gate_doc(NodePrint print, std::int64_t t, const char* verdict = "pass") {
+  FleetDocument d;
+  d.host = *print.host;
+  d.collected_unix = t;
+  d.schema = "gpuvet.gate/1";
+  d.source = d.host + ".json";
+  d.verdict = verdict;
+  d.has_print = true;
+  d.print = std::move(print);
+  d.content_hash = text_hash(d.host + std::to_string(t) + verdict);
+  return d;
+}
+
+std::string host_name(int i) { return "node" + std::to_string(100 + i); }
+
+std::vector<std::string> outlier_hosts(const FleetReport& r) {
+  std::vector<std::string> v;
+  for (const auto& o : r.outliers) v.push_back(o.host);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+const FleetOutlier* find_outlier(const FleetReport& r, const std::string& host) {
+  for (const auto& o : r.outliers)
+    if (o.host == host) return &o;
+  return nullptr;
+}
+
+bool any_reason(const FleetOutlier& o, const std::string& needle) {
+  for (const auto& r : o.reasons)
+    if (r.find(needle) != std::string::npos) return true;
+  return false;
+}
+
+// ---- documents ---------------------------------------------------------------------------
+
+Facts two_gpu_facts() {
+  Facts f;
+  f.host.hostname = "node7";
+  f.host.collected_unix = 1764669600;
+  for (int i = 0; i < 2; ++i) {
+    GpuFacts g;
+    g.index = i;
+    g.name = "NVIDIA L40S";
+    g.pcie.gen_max = 4;
+    g.pcie.width_max = 16;
+    g.pcie.width_current = 16;
+    g.numa_node = i;
+    g.power.limit_w = 350;
+    f.gpus.push_back(g);
+  }
+  GpuPair p;
+  p.a = 0;
+  p.b = 1;
+  p.path = PathType::kSYS;
+  p.p2p_read = P2PStatus::kChipsetNotSupported;
+  f.pairs.push_back(p);
+  return f;
+}
+
+TEST(FleetDocuments, AGateReportReadsBackToTheFingerprintTheGateWrote) {
+  const Facts facts = two_gpu_facts();
+  const NodePrint print = node_print(facts);
+  auto baseline = parse_baseline(baseline_toml(print, {}, "test", "2026-12-03"), "b.toml");
+  ASSERT_TRUE(baseline.is_ok()) << baseline.status().to_string();
+  GateReport gate = judge_gate(baseline.value(), facts, diagnose(facts),
+                               {{"h2d", "GPU1", std::nullopt, 25.5}}, GateOptions{});
+  gate.collected_unix = facts.host.collected_unix;
+  JsonOptions j;
+  j.command = "gate";
+  auto docs = fleet_documents(gate_to_json(gate, j), {"node7.json", "node7", std::nullopt});
+  ASSERT_TRUE(docs.is_ok()) << docs.status().to_string();
+  ASSERT_EQ(docs.value().size(), 1u);
+  const auto& d = docs.value()[0];
+  EXPECT_EQ(d.host, "node7");
+  EXPECT_EQ(d.schema, "gpuvet.gate/1");
+  EXPECT_EQ(d.verdict, gate_verdict_name(gate.verdict));
+  EXPECT_EQ(d.collected_unix, 1764669600);
+  EXPECT_TRUE(d.has_print);
+  for (const char* part : {"topology", "p2p", "links"})
+    EXPECT_EQ(print_hash(d.print, part), print_hash(print, part)) << part;
+  ASSERT_EQ(d.print.bandwidth.size(), 1u);
+  EXPECT_EQ(d.print.bandwidth[0].subject, "GPU1");
+  EXPECT_DOUBLE_EQ(d.print.bandwidth[0].gbps, 25.5);
+}
+
+TEST(FleetDocuments, ADiagnoseReportGivesTheSameFingerprintAsTheFacts) {
+  const Facts facts = two_gpu_facts();
+  JsonOptions j;
+  j.command = "diagnose";
+  auto docs =
+      fleet_documents(diagnosis_to_json(facts, diagnose(facts), j), {"x.json", "x", std::nullopt});
+  ASSERT_TRUE(docs.is_ok()) << docs.status().to_string();
+  const auto& d = docs.value().at(0);
+  EXPECT_EQ(d.host, "node7");
+  EXPECT_EQ(d.schema, "gpuvet.report/1");
+  EXPECT_FALSE(d.verdict.has_value());
+  for (const char* part : {"topology", "p2p", "links"})
+    EXPECT_EQ(print_hash(d.print, part), print_hash(node_print(facts), part)) << part;
+}
+
+TEST(FleetDocuments, ArraysAndJsonLinesHoldManyDocumentsEachKeptOnce) {
+  const std::string a =
+      R"({"schema":"gpuvet.bench/1","results":[{"key":"host_to_device_ce","unit":"GB/s","rows":["GPU0"],"cols":["host"],"row_gpu":[0],"col_gpu":[-1],"cells":[[{"value":55.0}]]}]})";
+  const std::string b =
+      R"({"schema":"gpuvet.bench/1","results":[{"key":"host_to_device_ce","unit":"GB/s","rows":["GPU0"],"cols":["host"],"row_gpu":[0],"col_gpu":[-1],"cells":[[{"value":54.0}]]}]})";
+  const DocumentOrigin origin{"gpu-17.json", "gpu-17", 1764669600};
+  auto lines = fleet_documents(a + "\n\n" + b + "\n", origin);
+  ASSERT_TRUE(lines.is_ok()) << lines.status().to_string();
+  ASSERT_EQ(lines.value().size(), 2u);
+  EXPECT_EQ(lines.value()[1].source, "gpu-17.json#2");
+  EXPECT_EQ(lines.value()[0].host, "gpu-17");  // a bench report names no host: the file does
+  EXPECT_EQ(lines.value()[0].collected_unix, 1764669600);
+  EXPECT_NE(lines.value()[0].content_hash, lines.value()[1].content_hash);
+  auto array = fleet_documents("[" + a + ",\n  " + b + "]", origin);
+  ASSERT_TRUE(array.is_ok());
+  ASSERT_EQ(array.value().size(), 2u);
+  // The same report however it is laid out is the same report.
+  EXPECT_EQ(array.value()[0].content_hash, lines.value()[0].content_hash);
+  EXPECT_FALSE(array.value()[0].has_print);
+  EXPECT_DOUBLE_EQ(array.value()[0].print.bandwidth.at(0).gbps, 55.0);
+}
+
+TEST(FleetDocuments, AReportOfAnotherSchemaACutFileAndAnInconsistentNodeAreRefused) {
+  const DocumentOrigin origin{"n.json", "n", std::nullopt};
+  auto other = fleet_documents(R"({"schema":"gpuvet.scale/1","host":"n"})", origin);
+  ASSERT_FALSE(other.is_ok());
+  EXPECT_NE(other.status().message().find("'gpuvet.scale/1'"), std::string::npos);
+  EXPECT_FALSE(fleet_documents(R"({"host":"n"})", origin).is_ok());
+  auto cut = fleet_documents(R"({"schema":"gpuvet.gate/1","host":"n","node":{"gpus":[)", origin);
+  ASSERT_FALSE(cut.is_ok());
+  EXPECT_NE(cut.status().message().find("cut short"), std::string::npos) << cut.status().message();
+  auto bad = fleet_documents(
+      R"({"schema":"gpuvet.gate/1","host":"n","node":{"gpu_count":2,"gpus":[{"index":0}],"pairs":[]}})",
+      origin);
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("gpu_count 2 but 1"), std::string::npos);
+  auto verdict = fleet_documents(
+      R"({"schema":"gpuvet.gate/1","host":"n","verdict":"maybe","node":{"gpu_count":0,"gpus":[],"pairs":[]}})",
+      origin);
+  EXPECT_FALSE(verdict.is_ok());
+  EXPECT_FALSE(fleet_documents("", origin).is_ok());
+  EXPECT_FALSE(fleet_documents("[]", origin).is_ok());
+}
+
+// ---- store -------------------------------------------------------------------------------
+
+struct TempDb {
+  TempDb() : dir(fs::temp_directory_path() / ("gpuvet-fleet-" + std::to_string(::getpid()))) {
+    fs::create_directories(dir);
+  }
+  ~TempDb() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  std::string path(const std::string& name = "fleet.db") const { return (dir / name).string(); }
+  fs::path dir;
+};
+
+TEST(FleetStore, IngestingTheSameReportsTwiceAddsThemOnceAndLoadGivesThemBack) {
+  TempDb t;
+  std::vector<FleetDocument> docs;
+  for (int i = 0; i < 3; ++i) docs.push_back(gate_doc(node(host_name(i)), 1000 + i));
+  docs[1].print.pairs[0].path = "SYS";
+  docs[2].print.bandwidth.push_back({"allreduce_busbw", "node", 1u << 30, 310.5});
+  {
+    auto store = FleetStore::open(t.path(), true);
+    ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+    auto first = store.value()->ingest(docs);
+    ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+    EXPECT_EQ(first.value().added, 3);
+    auto again = store.value()->ingest(docs);
+    ASSERT_TRUE(again.is_ok());
+    EXPECT_EQ(again.value().added, 0);
+    EXPECT_EQ(again.value().already_present, 3);
+  }
+  auto store = FleetStore::open(t.path(), false);
+  ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+  auto back = store.value()->load();
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  ASSERT_EQ(back.value().size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    const auto& d = back.value()[static_cast<std::size_t>(i)];
+    EXPECT_EQ(d.host, docs[static_cast<std::size_t>(i)].host);
+    EXPECT_EQ(d.verdict, "pass");
+    for (const char* part : {"topology", "p2p", "links"})
+      EXPECT_EQ(print_hash(d.print, part),
+                print_hash(docs[static_cast<std::size_t>(i)].print, part));
+  }
+  ASSERT_EQ(back.value()[2].print.bandwidth.size(), 1u);
+  EXPECT_EQ(back.value()[2].print.bandwidth[0].size_bytes, 1u << 30);
+  EXPECT_DOUBLE_EQ(back.value()[2].print.bandwidth[0].gbps, 310.5);
+}
+
+TEST(FleetStore, AFileThatIsNotSqliteIsRefusedAndLeftAsItWas) {
+  TempDb t;
+  const std::string text(4096, 'x');
+  std::ofstream(t.path()) << text;
+  auto store = FleetStore::open(t.path(), true);
+  ASSERT_FALSE(store.is_ok());
+  EXPECT_NE(store.status().message().find("not a SQLite database"), std::string::npos)
+      << store.status().message();
+  EXPECT_EQ(fs::file_size(t.path()), text.size());
+}
+
+TEST(FleetStore, ASqliteDatabaseOfAnotherProgramIsLeftAlone) {
+  TempDb t;
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(t.path().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE jobs(id INTEGER)", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto store = FleetStore::open(t.path(), true);
+  ASSERT_FALSE(store.is_ok());
+  EXPECT_NE(store.status().message().find("another program"), std::string::npos)
+      << store.status().message();
+}
+
+TEST(FleetStore, ALaterLayoutIsRefusedAndAMissingFileIsNotCreatedForReading) {
+  TempDb t;
+  ASSERT_TRUE(FleetStore::open(t.path(), true).is_ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(t.path().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 9", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto later = FleetStore::open(t.path(), true);
+  ASSERT_FALSE(later.is_ok());
+  EXPECT_NE(later.status().message().find("layout 9"), std::string::npos);
+  EXPECT_FALSE(FleetStore::open(t.path("missing.db"), false).is_ok());
+  EXPECT_FALSE(fs::exists(t.path("missing.db")));
+}
+
+TEST(FleetStore, ADamagedDatabaseIsAClearErrorNotACrash) {
+  TempDb t;
+  {
+    auto store = FleetStore::open(t.path(), true);
+    ASSERT_TRUE(store.is_ok());
+    std::vector<FleetDocument> docs;
+    for (int i = 0; i < 200; ++i) docs.push_back(gate_doc(node(host_name(i), 8), 1000 + i));
+    ASSERT_TRUE(store.value()->ingest(docs).is_ok());
+  }
+  // Overwrite the middle of the file (the tables' pages) with garbage.
+  {
+    std::fstream f(t.path(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(t.path()) / 2));
+    const std::string junk(16384, '\xA5');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  auto store = FleetStore::open(t.path(), false);
+  if (store.is_ok()) {
+    auto back = store.value()->load();
+    ASSERT_FALSE(back.is_ok());
+    EXPECT_NE(back.status().message().find("malformed"), std::string::npos)
+        << back.status().message();
+  } else {
+    EXPECT_NE(store.status().message().find(t.path()), std::string::npos);
+  }
+}
+
+// ---- report ------------------------------------------------------------------------------
+
+TEST(FleetReport, NodesUnlikeTheirGroupsMajorityAreNamedWithWhatDiffers) {
+  std::vector<FleetDocument> h;
+  for (int i = 0; i < 10; ++i) {
+    NodePrint p = node(host_name(i));
+    if (i == 3) {
+      p.pairs[0].path = "SYS";  // GPU0-GPU1
+      p.pairs[0].p2p = "NS";
+    }
+    if (i == 7) p.gpus[2].pcie_width = 8;
+    h.push_back(gate_doc(std::move(p), 5000));
+  }
+  for (int i = 0; i < 3; ++i) h.push_back(gate_doc(node("big" + std::to_string(i), 8), 5000));
+  const FleetReport r = fleet_report(h, {});
+  EXPECT_EQ(r.nodes, 13);
+  ASSERT_EQ(r.groups.size(), 2u);
+  EXPECT_EQ(r.groups[0].name, "NVIDIA H100 PCIe x4");
+  EXPECT_EQ(r.groups[0].nodes, 10);
+  EXPECT_EQ(outlier_hosts(r), (std::vector<std::string>{"node103", "node107"}));
+  const auto* sys = find_outlier(r, "node103");
+  EXPECT_EQ(sys->kinds, (std::vector<std::string>{"topology", "p2p"}));
+  EXPECT_TRUE(any_reason(*sys, "GPU0-GPU1 path SYS (group PIX)"));
+  EXPECT_TRUE(any_reason(*sys, "GPU0-GPU1 P2P NS (group OK)"));
+  EXPECT_FALSE(sys->changed_since_last_pass);
+  const auto* x8 = find_outlier(r, "node107");
+  EXPECT_EQ(x8->kinds, (std::vector<std::string>{"links"}));
+  EXPECT_TRUE(any_reason(*x8, "GPU2 PCIe width x8 (group x16)"));
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(FleetReport, WithoutAMajorityFingerprintNobodyIsCalledAnOutlierOnIt) {
+  std::vector<FleetDocument> h;
+  for (int i = 0; i < 4; ++i) {
+    NodePrint p = node(host_name(i));
+    if (i >= 2) p.pairs[0].path = "SYS";
+    h.push_back(gate_doc(std::move(p), 5000));
+  }
+  const FleetReport r = fleet_report(h, {});
+  EXPECT_TRUE(r.outliers.empty());
+  ASSERT_EQ(r.groups.size(), 1u);
+  ASSERT_FALSE(r.groups[0].majority.empty());
+  EXPECT_FALSE(r.groups[0].majority[0].hash.has_value());
+  bool noted = false;
+  for (const auto& n : r.groups[0].notes) noted = noted || n.find("more than half") != n.npos;
+  EXPECT_TRUE(noted);
+  EXPECT_EQ(r.exit_code, 0);
+}
+
+TEST(FleetReport, ANodeThatChangedSinceItsLastPassIsAnOutlierEvenWhenItsGroupChangedToo) {
+  // Three nodes, all of which now cross SYS: the majority is SYS, yet each changed since
+  // its last passing gate. A fourth failed before and still looks the same: not "changed".
+  std::vector<FleetDocument> h;
+  for (int i = 0; i < 3; ++i) {
+    h.push_back(gate_doc(node(host_name(i)), 1000, "pass"));
+    NodePrint p = node(host_name(i));
+    p.pairs[0].path = "SYS";
+    h.push_back(gate_doc(std::move(p), 2000, "fail"));
+  }
+  NodePrint same = node(host_name(3));
+  same.pairs[0].path = "SYS";
+  h.push_back(gate_doc(same, 1000, "fail"));
+  h.push_back(gate_doc(same, 2000, "fail"));
+  std::reverse(h.begin(), h.end());  // any order: the report sorts by time
+  const FleetReport r = fleet_report(h, {});
+  EXPECT_EQ(outlier_hosts(r), (std::vector<std::string>{"node100", "node101", "node102"}));
+  for (const auto& o : r.outliers) {
+    EXPECT_TRUE(o.changed_since_last_pass) << o.host;
+    EXPECT_EQ(o.last_pass_unix, 1000);
+    EXPECT_TRUE(any_reason(o, "GPU0-GPU1 path SYS (was PIX at last pass)")) << o.host;
+  }
+  EXPECT_EQ(r.groups[0].gate_fail, 4);
+}
+
+std::vector<FleetDocument> bench_fleet(int nodes, const std::vector<double>& h2d) {
+  std::vector<FleetDocument> h;
+  for (int i = 0; i < nodes; ++i) {
+    NodePrint p = node(host_name(i));
+    p.bandwidth.push_back(
+        {"h2d", "GPU0", std::nullopt, h2d[static_cast<std::size_t>(i) % h2d.size()]});
+    h.push_back(gate_doc(std::move(p), 5000));
+  }
+  return h;
+}
+
+TEST(FleetReport, AMeasuredValueIsAnOutlierOnlyWhenFarInRobustZAndAtLeastFivePercentBelow) {
+  // 20 nodes at 50 ± 0.5 GB/s; node105 at 45 (-10 %): an outlier. node106 at 48.6 (-2.8 %):
+  // many robust z below, yet not 5 % below: noise. node107 far above: never an outlier.
+  std::vector<double> v;
+  for (int i = 0; i < 20; ++i) v.push_back(49.5 + 0.05 * i);
+  v[5] = 45.0;
+  v[6] = 48.6;
+  v[7] = 80.0;
+  const FleetReport r = fleet_report(bench_fleet(20, v), {});
+  EXPECT_EQ(outlier_hosts(r), (std::vector<std::string>{"node105"}));
+  const auto& o = r.outliers.at(0);
+  EXPECT_EQ(o.kinds, (std::vector<std::string>{"bandwidth"}));
+  EXPECT_FALSE(o.categorical);
+  EXPECT_LT(o.worst_z, -3.5);
+  EXPECT_TRUE(any_reason(o, "h2d GPU0 45.0 GB/s, group median 50.0")) << o.reasons.at(0);
+  EXPECT_EQ(r.exit_code, 1);
+}
+
+TEST(FleetReport, IdenticalValuesMakeAnyLowOneAnOutlierAndSmallGroupsAreNotJudged) {
+  std::vector<double> same(12, 50.0);
+  same[4] = 44.0;
+  const FleetReport r = fleet_report(bench_fleet(12, same), {});
+  EXPECT_EQ(outlier_hosts(r), (std::vector<std::string>{"node104"}));
+  EXPECT_TRUE(any_reason(r.outliers.at(0), "MAD 0"));
+
+  std::vector<double> few(7, 50.0);
+  few[2] = 20.0;
+  const FleetReport small = fleet_report(bench_fleet(7, few), {});
+  EXPECT_TRUE(small.outliers.empty());
+  ASSERT_EQ(small.groups.size(), 1u);
+  bool noted = false;
+  for (const auto& n : small.groups[0].notes) noted = noted || n.find("fewer than 8") != n.npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(FleetReport, TheCircuitBreakerRecommendsDrainingOnlyTheWorstShareOfAGroup) {
+  std::vector<double> v(10, 50.0);
+  v[1] = 40.0;  // numeric outliers: node101 (-20 %), node102 (-40 %)
+  v[2] = 30.0;
+  auto h = bench_fleet(10, v);
+  h[5].print.pairs[0].path = "SYS";  // categorical outliers: node105, node106
+  h[6].print.gpus[0].pcie_width = 8;
+  const FleetReport r = fleet_report(h, {});  // max_drain_share 0.2 of 10 nodes: 2
+  ASSERT_EQ(r.outliers.size(), 4u);
+  ASSERT_EQ(r.groups.size(), 1u);
+  EXPECT_EQ(r.groups[0].drain_limit, 2);
+  EXPECT_TRUE(r.groups[0].circuit_breaker);
+  std::vector<std::string> drained;
+  for (const auto& o : r.outliers)
+    if (o.drain) drained.push_back(o.host);
+  std::sort(drained.begin(), drained.end());
+  EXPECT_EQ(drained, (std::vector<std::string>{"node105", "node106"}));  // fingerprints first
+
+  FleetOptions wide;
+  wide.max_drain_share = 0.5;
+  const FleetReport all = fleet_report(h, wide);
+  EXPECT_FALSE(all.groups[0].circuit_breaker);
+  for (const auto& o : all.outliers) EXPECT_TRUE(o.drain) << o.host;
+}
+
+TEST(FleetReport, ANodeSilentForLongerThanStaleAfterIsListed) {
+  std::vector<FleetDocument> h;
+  for (int i = 0; i < 3; ++i) h.push_back(gate_doc(node(host_name(i)), 200000));
+  h.push_back(gate_doc(node(host_name(3)), 200000 - 2 * 86400));
+  const FleetReport r = fleet_report(h, {});
+  ASSERT_EQ(r.stale.size(), 1u);
+  EXPECT_EQ(r.stale[0].host, "node103");
+  EXPECT_EQ(r.newest_unix, 200000);
+}
+
+TEST(FleetReport, TheJsonIsGpuvetFleetOne) {
+  std::vector<FleetDocument> h;
+  for (int i = 0; i < 3; ++i) h.push_back(gate_doc(node(host_name(i)), 5000));
+  h[1].print.pairs[0].path = "SYS";
+  JsonOptions j;
+  j.command = "fleet report";
+  const auto doc = nlohmann::json::parse(fleet_to_json(fleet_report(h, {}), "f.db", j));
+  EXPECT_EQ(doc["schema"], "gpuvet.fleet/1");
+  EXPECT_EQ(doc["nodes"], 3);
+  ASSERT_EQ(doc["outliers"].size(), 1u);
+  EXPECT_EQ(doc["outliers"][0]["host"], "node101");
+  EXPECT_EQ(doc["outliers"][0]["changed_since_last_pass"], false);
+  EXPECT_TRUE(doc["outliers"][0]["reasons"].is_array());
+  EXPECT_EQ(doc["groups"][0]["group"], "NVIDIA H100 PCIe x4");
+}
+
+TEST(FleetStatistics, MedianAndMedianAbsoluteDeviation) {
+  EXPECT_DOUBLE_EQ(median_of({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(median_of({4, 1, 3, 2}), 2.5);
+  EXPECT_DOUBLE_EQ(mad_of({1, 2, 3, 4, 100}, 3), 1);
+  EXPECT_DOUBLE_EQ(median_of({}), 0);
+}
+
+}  // namespace
+}  // namespace gpuvet
