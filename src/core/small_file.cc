@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -61,10 +62,17 @@ Result<std::string> read_small_file(const std::string& path, std::size_t max_byt
   const FileCloser closer{fd};
   if (::fstat(fd, &st) != 0) return cannot();
   if (!S_ISREG(st.st_mode)) return not_regular(st.st_mode);
-  // At most one byte more than the limit, so a file that grows meanwhile is still bounded.
-  std::string text(max_bytes + 1, '\0');
+  // The buffer starts at the file's size plus one byte (to see a file that grew meanwhile)
+  // and doubles only while the file keeps growing, to at most one byte more than the limit:
+  // a 2 kB report read under a 64 MiB limit costs 2 kB, not 64 MiB of zeroed memory.
+  const auto size = static_cast<std::uintmax_t>(st.st_size);
+  std::string text(static_cast<std::size_t>(std::min<std::uintmax_t>(size, max_bytes)) + 1, '\0');
   std::size_t got = 0;
-  while (got < text.size()) {
+  for (;;) {
+    if (got == text.size()) {
+      if (text.size() > max_bytes) break;
+      text.resize(std::min(max_bytes + 1, text.size() * 2));
+    }
     const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return cannot();
