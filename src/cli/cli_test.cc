@@ -333,11 +333,11 @@ TEST(CliOutput, ColourOnlyOnATerminalThatCanShowIt) {
 
 TEST(CliCommand, AnUnknownCommandIsNamedWithTheNearestOne) {
   for (std::vector<std::string> args :
-       {std::vector<std::string>{"culprit", "--help"}, std::vector<std::string>{"culprit"},
-        std::vector<std::string>{"--help", "culprit"}}) {
+       {std::vector<std::string>{"captrue", "--help"}, std::vector<std::string>{"captrue"},
+        std::vector<std::string>{"--help", "captrue"}}) {
     auto r = gpuvet(args);
     EXPECT_EQ(r.exit_code, 3) << args[0] << "\n" << r.out << r.err;
-    EXPECT_NE(r.err.find("gpuvet: unknown command 'culprit'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("gpuvet: unknown command 'captrue'"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("did you mean 'capture'?"), std::string::npos) << r.err;
     EXPECT_EQ(r.out.find("Usage"), std::string::npos) << r.out;  // not the top-level help
   }

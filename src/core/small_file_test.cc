@@ -31,6 +31,10 @@ TEST(SmallFile, AFileIsReadExactlyUpToTheLimitAndRefusedOneByteBeyond) {
   auto at_limit = read_small_file(t.path, 1000, "test file");
   ASSERT_TRUE(at_limit.is_ok()) << at_limit.status().to_string();
   EXPECT_EQ(at_limit.value(), text);
+  // Each read costs about its file's size, not the limit (a fleet ingest reads thousands).
+  auto big_limit = read_small_file(t.path, std::size_t{64} << 20, "test file");
+  ASSERT_TRUE(big_limit.is_ok());
+  EXPECT_LT(big_limit.value().capacity(), std::size_t{1} << 20);
   auto over = read_small_file(t.path, 999, "test file");
   ASSERT_FALSE(over.is_ok());
   std::ofstream(t.path, std::ios::trunc);
