@@ -6,7 +6,9 @@
 #   1. a degraded node is drained with a "gpuvet:" reason;
 #   2. the same node, healthy again, is resumed (idle);
 #   3. a drain set by someone else is never cleared by gpuvet, even when healthy;
-#   4. `srun -N1 gpuvet gate --json` collects a gpuvet.gate/1 document through Slurm.
+#   4. `srun -N1 gpuvet gate --json` collects a gpuvet.gate/1 document through Slurm;
+#   5. the fleet pattern: srun writes one report per node (--output=DIR/%N.json) that
+#      `gpuvet fleet ingest` and `gpuvet fleet report` read.
 # Usage: slurm_drain_test.sh GPUVET FAKE_NVML_LIB SOURCE_DIR
 # Exits 77 (skipped) when not root or the Slurm/MUNGE programs are missing.
 set -uo pipefail
@@ -188,4 +190,25 @@ assert d["verdict"] == "pass", d.get("verdict")
 assert d["reason"].startswith("gpuvet: ") and len(d["reason"]) <= 80, d["reason"]
 EOF
 echo "ok: srun -N1 gpuvet gate --json: a passing gpuvet.gate/1 document"
+
+# The fleet workflow (README): every node writes DIR/<node>.json through srun, one ingest.
+mkdir -m 777 "$T/gates"
+# shellcheck disable=SC2086
+GPUVET_FAKE_NVML_SCENARIO=$scen/h200-1gpu-idle.json timeout 60 srun -N1 -n1 -t 1 \
+  --output="$T/gates/%N.json" "$gpuvet" gate --json --baseline "$T/baseline.toml" $live_args \
+  2>"$T/srun.log" || fail "srun --output=%N.json gpuvet gate --json failed: $(cat "$T/srun.log")"
+[[ -s $T/gates/$host.json ]] || fail "srun wrote no $T/gates/$host.json: $(ls "$T/gates")"
+"$gpuvet" fleet ingest "$T/fleet.db" "$T/gates" >"$T/ingest.log" 2>&1 ||
+  fail "fleet ingest of srun's reports failed: $(cat "$T/ingest.log")"
+"$gpuvet" fleet report "$T/fleet.db" --json >"$T/fleet.json" 2>"$T/fleet.log" ||
+  fail "fleet report failed (exit $?): $(cat "$T/fleet.log")"
+python3 - "$T/fleet.json" <<'EOF' || fail "the fleet report does not hold the node srun reported"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "gpuvet.fleet/1", d.get("schema")
+assert d["nodes"] == 1 and d["documents"] == 1, (d["nodes"], d["documents"])
+assert d["groups"][0]["gate"]["pass"] == 1, d["groups"]
+assert d["outliers"] == [], d["outliers"]
+EOF
+echo "ok: srun --output=%N.json, fleet ingest, fleet report: the node's report is in the history"
 echo "PASS in $(($(date +%s) - started)) s"
