@@ -121,7 +121,7 @@ struct FleetMajority {
 };
 
 struct FleetGroup {
-  std::string name;  // "NVIDIA H100 80GB HBM3 x8" or the baseline's name
+  std::string name;  // "8 x NVIDIA H100 80GB HBM3" or the baseline's name
   std::optional<std::string> gpu_model;
   std::optional<int> gpu_count;
   int nodes = 0;

@@ -217,8 +217,8 @@ FleetReport fleet_report(const std::vector<FleetDocument>& history, const FleetO
     if (options.group_by == FleetGrouping::kBaseline) {
       n.group = n.gate && n.gate->baseline ? *n.gate->baseline : "no baseline";
     } else if (n.print) {
-      n.group = fmt::format("{} x{}", n.print->print.gpu_model.value_or("unknown GPU"),
-                            n.print->print.gpu_count);
+      n.group = fmt::format("{} x {}", n.print->print.gpu_count,
+                            n.print->print.gpu_model.value_or("unknown GPU"));
     } else {
       n.group = "no fingerprint (bench reports only)";
     }

@@ -320,7 +320,7 @@ TEST(FleetReport, NodesUnlikeTheirGroupsMajorityAreNamedWithWhatDiffers) {
   const FleetReport r = fleet_report(h, {});
   EXPECT_EQ(r.nodes, 13);
   ASSERT_EQ(r.groups.size(), 2u);
-  EXPECT_EQ(r.groups[0].name, "NVIDIA H100 PCIe x4");
+  EXPECT_EQ(r.groups[0].name, "4 x NVIDIA H100 PCIe");
   EXPECT_EQ(r.groups[0].nodes, 10);
   EXPECT_EQ(outlier_hosts(r), (std::vector<std::string>{"node103", "node107"}));
   const auto* sys = find_outlier(r, "node103");
@@ -471,7 +471,7 @@ TEST(FleetReport, TheJsonIsGpuvetFleetOne) {
   EXPECT_EQ(doc["outliers"][0]["host"], "node101");
   EXPECT_EQ(doc["outliers"][0]["changed_since_last_pass"], false);
   EXPECT_TRUE(doc["outliers"][0]["reasons"].is_array());
-  EXPECT_EQ(doc["groups"][0]["group"], "NVIDIA H100 PCIe x4");
+  EXPECT_EQ(doc["groups"][0]["group"], "4 x NVIDIA H100 PCIe");
 }
 
 TEST(FleetStatistics, MedianAndMedianAbsoluteDeviation) {
