@@ -35,6 +35,9 @@ enum class ExitStyle { kGpuvet, kNagios, kNpd, kSlurm };
 Result<ExitStyle> parse_exit_style(std::string_view name);
 const char* exit_style_name(ExitStyle s);
 int gate_unusable_exit_code(ExitStyle s);
+// The line a line reader (NPD, NHC, a drain reason) gets when the input cannot be used:
+// "gpuvet: unknown: <message>", ASCII (one '?' per other character), at most 80 characters.
+std::string gate_unusable_line(std::string_view message);
 
 struct GateOptions {
   GateProfile profile = GateProfile::kQuick;

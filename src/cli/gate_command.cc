@@ -234,15 +234,8 @@ std::function<Outcome()> setup_gate(CLI::App& app) {
     // Input that cannot be used: the message on stderr, and for a line reader the same
     // (cut to 80 characters) on stdout, where NPD and NHC take their message from.
     const auto unusable = [&](const std::string& message, bool abandoned) -> Outcome {
-      std::cerr << "gpuvet: " << message << "\n";
-      if (line_only) {
-        std::string line = "gpuvet: unknown: " + message;
-        if (line.size() > 80) line = line.substr(0, 77) + "...";
-        for (auto& ch : line)
-          if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) >= 0x7F)
-            ch = '?';
-        std::cout << line << "\n";
-      }
+      std::cerr << "gpuvet: " << terminal_safe(message) << "\n";
+      if (line_only) std::cout << gate_unusable_line(message) << "\n";
       return {gate_unusable_exit_code(exit_style), abandoned};
     };
     // --drain slurm: the node's name first, so a gate run outside slurmd refuses before work.

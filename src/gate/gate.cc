@@ -135,6 +135,12 @@ std::string reason_line(const std::vector<ReasonItem>& items, std::string_view h
 
 }  // namespace
 
+std::string gate_unusable_line(std::string_view message) {
+  std::string line = ascii("gpuvet: unknown: " + std::string(message));
+  if (line.size() > 80) line = line.substr(0, 77) + "...";
+  return line;
+}
+
 GateReport judge_gate(const Baseline& baseline, const Facts& facts, Diagnosis diagnosis,
                       std::vector<BandwidthValue> bandwidth, const GateOptions& options) {
   GateReport r;

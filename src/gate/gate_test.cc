@@ -159,5 +159,16 @@ TEST(Gate, FloorsAreJudgedOnlyByTheFullProfile) {
   EXPECT_EQ(r.verdict, GateVerdict::kUnknown);  // not measured: cannot pass
 }
 
+TEST(Gate, TheUnusableLineIsAsciiAndFitsEightyCharactersWhateverTheMessage) {
+  EXPECT_EQ(gate_unusable_line("baseline x.toml: gpu_count is not a number"),
+            "gpuvet: unknown: baseline x.toml: gpu_count is not a number");
+  const std::string line =
+      gate_unusable_line("caf\xC3\xA9 \x1b]0;title\x07 " + std::string(200, 'x'));
+  EXPECT_EQ(line.size(), 80u);
+  EXPECT_EQ(line.substr(0, 24), "gpuvet: unknown: caf? ?]");
+  EXPECT_EQ(line.substr(77), "...");
+  for (unsigned char c : line) EXPECT_TRUE(c >= 0x20 && c < 0x7F) << int(c);
+}
+
 }  // namespace
 }  // namespace gpuvet
