@@ -343,6 +343,9 @@ struct ScaleRun {
   std::optional<double> p99_ms;
   std::optional<double> max_ms;
   std::optional<double> comm_share;  // 0..1 of the step spent in communication
+  // infer at a fixed offered load (--rate): requests offered per second. Throughput then
+  // follows the offered load, so runs are compared by latency, not throughput.
+  std::optional<double> offered_rate_hz;
 };
 
 // Where a fact came from when it was imported from a file.

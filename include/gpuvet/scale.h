@@ -2,14 +2,14 @@
 // inference request on 1 GPU and on N, with time per step as a distribution, throughput,
 // scaling efficiency, the compute/communication split and tail latencies.
 //
-// Training (data parallel): per GPU a compute phase of known FLOPs (a tiled GEMM-like kernel)
-// producing gradients, then the gradient all-reduce through NCCL in buckets, overlapped with
-// the compute (bucket k is reduced while chunk k+1 computes) or not. Inference (tensor
-// parallel): per token and layer a compute phase split over the GPUs, then a small all-reduce
-// on the critical path; requests arrive at a fixed rate and their latency is measured from
-// arrival to last token. Needs a CUDA build (GPUVET_CUDA) and NCCL for N > 1; every
-// collective has a deadline and a stuck rank is named. Memory use is checked against free
-// memory first. Not thread-safe: one run at a time.
+// Training (data parallel): per GPU a compute phase of known FLOPs (the bf16 tensor-core
+// GEMMs of a transformer layer's forward and backward pass, through cuBLASLt) producing gradients,
+// then the gradient all-reduce through NCCL in buckets, overlapped with the compute (bucket k is
+// reduced while chunk k+1 computes) or not. Inference (tensor parallel): per token and layer a
+// compute phase split over the GPUs, then a small all-reduce on the critical path; requests arrive
+// at a fixed rate and their latency is measured from arrival to last token. Needs a CUDA build
+// (GPUVET_CUDA) and NCCL for N > 1; every collective has a deadline and a stuck rank is named.
+// Memory use is checked against free memory first. Not thread-safe: one run at a time.
 #pragma once
 
 #include <chrono>
@@ -33,6 +33,12 @@ struct ScalePreset {
   int layers = 1;                    // infer: all-reduces per token
   std::size_t activation_bytes = 0;  // infer: bytes all-reduced per layer per token
   int tokens_per_request = 0;        // infer
+  // Transformer layer shapes (0: none, square GEMMs of `flops`): train runs the layer's
+  // forward and backward projections for `tokens` rows; infer one layer's share per GPU for
+  // a batch of `tokens`.
+  int hidden = 0;
+  int ffn = 0;     // MLP width (gate and up are 2 × ffn wide: SwiGLU)
+  int tokens = 0;  // train: tokens per GPU per step; infer: batch (rows per decode step)
 };
 
 // The built-in presets, shaped like real models (see docs/measurement.md for the numbers).
@@ -54,6 +60,7 @@ struct ScaleOptions {
   double duration_s = 0;  // > 0: sustained mode on the largest GPU count, sampling NVML
   double sample_interval_s = 1.0;
   std::string nccl_library;
+  std::string cublas_library;  // --cublas-lib; "" = $GPUVET_CUBLASLT_LIBRARY, libcublasLt.so.13
   std::optional<std::string> nvml_library;  // as CollectOptions::nvml_library
   std::chrono::milliseconds collective_timeout{20000};
   bool progress = false;
@@ -64,11 +71,12 @@ struct ScaleResult {
   ScaleRun run;
   std::vector<double> step_ms;  // every timed step (train) or request latency (infer)
   std::optional<double> mean_ms;
-  std::optional<double> compute_ms;       // mean per step, measured with events
-  std::optional<double> comm_ms;          // mean exposed + overlapped communication per step
-  std::optional<double> achieved_tflops;  // compute kernel, per GPU
-  std::optional<double> efficiency;       // throughput(N) / (N × throughput(1)), N > 1
-  std::optional<std::string> error;       // what failed (OOM check, NCCL, timeout, …)
+  std::optional<double> compute_ms;            // mean per step, measured with events
+  std::optional<double> comm_ms;               // mean exposed + overlapped communication per step
+  std::optional<double> achieved_tflops;       // GEMM FLOPs / compute time, per GPU
+  std::optional<std::string> compute_backend;  // "cublaslt-bf16" or "wmma-bf16-fallback"
+  std::optional<double> efficiency;            // throughput(N) / (N × throughput(1)), N > 1
+  std::optional<std::string> error;            // what failed (OOM check, NCCL, timeout, …)
   std::vector<std::string> notes;
 };
 
@@ -82,7 +90,8 @@ struct SustainedTrace {
 
 struct ScaleReport {
   std::vector<ScaleResult> results;
-  std::optional<double> peak_tflops;  // measured FMA peak of GPU0 (same precision as the GEMM)
+  std::optional<double> peak_tflops;       // measured dense bf16 GEMM rate of GPU0 (peak_method)
+  std::optional<std::string> peak_method;  // "cuBLASLt bf16 8192³", …
   std::optional<SustainedTrace> sustained;
   std::vector<std::string> notes;
   bool ran = false;  // false: nothing could run here (no CUDA, no GPU); notes say why

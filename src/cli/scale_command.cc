@@ -58,6 +58,9 @@ std::function<Outcome()> setup_scale(CLI::App& app) {
   app.add_option("--sample-interval", o->sample_interval_s, "Sustained mode: seconds per sample")
       ->check(finite_range(0.1, 600.0));
   app.add_option("--nccl-lib", o->nccl_library, "libnccl.so.2 to load");
+  app.add_option("--cublas-lib", o->cublas_library,
+                 "libcublasLt.so.13 to load for the bf16 GEMMs (else $GPUVET_CUBLASLT_LIBRARY, "
+                 "the loader's path, /usr/local/cuda/lib64)");
   auto nvml = std::make_shared<std::string>();
   app.add_option("--nvml", *nvml, "NVML library for the sustained-mode samples");
   app.add_option("--collective-timeout", *timeout_s,

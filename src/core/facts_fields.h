@@ -379,6 +379,7 @@ void fields(V& v, T&... t) {
   v("p99_ms", t.p99_ms...);
   v("max_ms", t.max_ms...);
   v("comm_share", t.comm_share...);
+  v("offered_rate_hz", t.offered_rate_hz...);
 }
 
 template <class V, MaybeConst<ImportedFile>... T>

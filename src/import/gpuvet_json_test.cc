@@ -257,6 +257,7 @@ Facts full_facts() {
   run.p99_ms = 15.75;
   run.max_ms = 30.0;
   run.comm_share = 0.125;
+  run.offered_rate_hz = 40.0;
   f.scale_runs = {run};
   f.gpu_facts_unavailable = true;
   f.input_problems = {"bundle: looks like a gpuvet capture bundle but has no manifest.json"};
@@ -317,6 +318,7 @@ TEST(GpuvetJson, RoundTripEveryFieldGivesTheSameReport) {
   EXPECT_EQ(back.scale_runs[0].preset, "cnn-small");
   EXPECT_EQ(back.scale_runs[0].gpus, 4);
   EXPECT_EQ(back.scale_runs[0].comm_share, 0.125);
+  EXPECT_EQ(back.scale_runs[0].offered_rate_hz, 40.0);
 }
 
 TEST(GpuvetJson, SeriesBindingsAndScaleRunsWithUnknowns) {

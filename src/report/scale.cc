@@ -39,7 +39,8 @@ std::string render_scale_text(const ScaleReport& report) {
   o << "(train: ms per step, items/s = GPUs × accumulated batches per second; infer: ms per "
        "request, requests per second; comm % = step time not covered by compute)\n";
   if (report.peak_tflops)
-    o << fmt::format("FMA peak of GPU0: {:.1f} TFLOP/s (float32, measured)\n", *report.peak_tflops);
+    o << fmt::format("dense bf16 GEMM of GPU0: {:.1f} TFLOP/s (measured: {})\n",
+                     *report.peak_tflops, report.peak_method.value_or("?"));
   if (report.sustained) {
     const auto& s = *report.sustained;
     o << fmt::format("\nsustained {} on {} GPU(s): time, items/s, then per GPU SM MHz / °C / W\n",
@@ -71,7 +72,7 @@ std::string render_scale_text(const ScaleReport& report) {
 
 std::string scale_to_json(const ScaleReport& report, int indent) {
   using json = nlohmann::ordered_json;
-  auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+  auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
   json results = json::array();
   for (const auto& r : report.results)
     results.push_back({{"workload", r.run.workload},
@@ -87,6 +88,7 @@ std::string scale_to_json(const ScaleReport& report, int indent) {
                        {"compute_ms", opt(r.compute_ms)},
                        {"comm_ms", opt(r.comm_ms)},
                        {"achieved_tflops", opt(r.achieved_tflops)},
+                       {"compute_backend", opt(r.compute_backend)},
                        {"efficiency", opt(r.efficiency)},
                        {"step_ms", r.step_ms},
                        {"error", r.error ? json(*r.error) : json(nullptr)},
@@ -108,11 +110,15 @@ std::string scale_to_json(const ScaleReport& report, int indent) {
                  {"throughput", thr},
                  {"samples", samples}};
   }
-  json doc = {
-      {"schema", "gpuvet.scale/1"}, {"tool", {{"name", "gpuvet"}, {"version", GPUVET_VERSION}}},
-      {"ran", report.ran},          {"peak_tflops", opt(report.peak_tflops)},
-      {"results", results},         {"sustained", sustained},
-      {"notes", report.notes},      {"wall_ms", report.wall_ms}};
+  json doc = {{"schema", "gpuvet.scale/1"},
+              {"tool", {{"name", "gpuvet"}, {"version", GPUVET_VERSION}}},
+              {"ran", report.ran},
+              {"peak_tflops", opt(report.peak_tflops)},
+              {"peak_method", opt(report.peak_method)},
+              {"results", results},
+              {"sustained", sustained},
+              {"notes", report.notes},
+              {"wall_ms", report.wall_ms}};
   return report::dump_document(doc, indent);
 }
 

@@ -402,6 +402,11 @@ void check_scaling(const Context& c, Emitter& e, const std::vector<ScaleGroup>& 
       continue;
     }
     const double base = *one->second->throughput;
+    // At a fixed offered load (--rate) throughput follows the load: compare latency instead
+    // (ideal N-way tensor parallelism answers N times sooner).
+    const bool paced = one->second->offered_rate_hz.has_value();
+    const double base_p50 = one->second->p50_ms.value_or(0);
+    if (paced && !(base_p50 > 0)) continue;
     struct Point {
       int gpus;
       double efficiency;
@@ -410,7 +415,14 @@ void check_scaling(const Context& c, Emitter& e, const std::vector<ScaleGroup>& 
     std::vector<Point> low;
     for (const auto& [n, run] : g.fastest) {
       if (n < 2) continue;
-      const double eff = *run->throughput / (n * base);
+      if (paced != run->offered_rate_hz.has_value()) continue;  // not like for like
+      double eff = 0;
+      if (paced) {
+        if (!run->p50_ms || !(*run->p50_ms > 0)) continue;
+        eff = base_p50 / (n * *run->p50_ms);
+      } else {
+        eff = *run->throughput / (n * base);
+      }
       if (eff < c.t.scaling_efficiency) low.push_back({n, eff, run});
     }
     if (low.empty()) continue;
@@ -420,8 +432,14 @@ void check_scaling(const Context& c, Emitter& e, const std::vector<ScaleGroup>& 
 
     const char* unit = g.workload == "infer" ? "request" : "step";
     std::string ev =
-        fmt::format("{}: {} GPUs give {}× one GPU (efficiency {})", g.name(), worst.gpus,
-                    fixed(*worst.run->throughput / base, 2), fixed(worst.efficiency, 2));
+        paced ? fmt::format(
+                    "{} at {}/s offered: {} GPUs answer in {} ms (p50), one GPU in {} ms "
+                    "(efficiency {}: ideal is {}× sooner)",
+                    g.name(), fixed(*one->second->offered_rate_hz, 1), worst.gpus,
+                    fixed(*worst.run->p50_ms, 2), fixed(base_p50, 2), fixed(worst.efficiency, 2),
+                    worst.gpus)
+              : fmt::format("{}: {} GPUs give {}× one GPU (efficiency {})", g.name(), worst.gpus,
+                            fixed(*worst.run->throughput / base, 2), fixed(worst.efficiency, 2));
     Finding fd;
     fd.severity = Severity::kWarning;
     fd.subjects = {g.name()};

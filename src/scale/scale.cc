@@ -31,25 +31,52 @@ constexpr std::size_t kMiB = 1u << 20;
 }  // namespace
 
 const std::vector<ScalePreset>& scale_presets() {
-  // FLOPs: 6 × parameters × tokens for a transformer training step (forward + backward),
-  // 2 × parameters per token for inference; a ResNet-50-sized CNN is ≈4.1 GFLOP forward per
-  // 224² image, ×3 with the backward pass. Gradients are float32 (4 B per parameter); DDP's
-  // default bucket is 25 MiB.
-  static const std::vector<ScalePreset> kPresets = {
-      {"cnn-small", "train",
-       "ResNet-50-sized CNN, 32 images per GPU: 0.39 TFLOP and 25.6 M float32 gradients per step",
-       3 * 4.1e9 * 32, static_cast<std::size_t>(25.6e6 * 4), 25 * kMiB, 1, 0, 0},
-      {"llm-1b-layer", "train",
-       "one layer of a 1B transformer (hidden 2048, 50 M parameters), 4096 tokens per GPU",
-       6 * 50.3e6 * 4096, static_cast<std::size_t>(50.3e6 * 4), 25 * kMiB, 1, 0, 0},
-      {"llm-7b-layer", "train",
-       "one layer of a 7B transformer (hidden 4096, 201 M parameters), 2048 tokens per GPU",
-       6 * 201.3e6 * 2048, static_cast<std::size_t>(201.3e6 * 4), 25 * kMiB, 1, 0, 0},
-      {"decoder-7b", "infer",
-       "7B decoder, batch 8, 32 layers, tensor-parallel: per token 8 × 2 × 7 GFLOP, one "
-       "all-reduce of 8 × 4096 × 2 B per layer; 16 tokens per request",
-       8 * 2 * 7e9, 0, 0, 32, 8 * 4096 * 2, 16},
-  };
+  // Transformer presets are LLaMA-shaped layers: attention QKV and output projections (4 h²
+  // parameters) and a SwiGLU MLP (gate, up, down: 3 h f), computed as the bf16 GEMMs of
+  // those shapes (scale_engine.cu). FLOPs: 6 × parameters × tokens for a training step
+  // (forward + backward), 2 × parameters per token for inference. Gradients are float32 (4 B
+  // per parameter), as PyTorch DDP all-reduces them under bf16 autocast (parameters and
+  // gradients stay float32); DDP's default bucket is 25 MiB. A ResNet-50-sized CNN is ≈4.1
+  // GFLOP forward per 224² image, ×3 with the backward pass, run as square bf16 GEMMs.
+  static const std::vector<ScalePreset> kPresets = [] {
+    const auto layer_params = [](double h, double f) { return 4 * h * h + 3 * h * f; };
+    const auto train_layer = [&](const char* name, const char* what, int h, int f, int tokens) {
+      const double params = layer_params(h, f);
+      ScalePreset p{
+          name, "train", what, 6 * params * tokens, static_cast<std::size_t>(params * 4), 25 * kMiB,
+          1,    0,       0};
+      p.hidden = h, p.ffn = f, p.tokens = tokens;
+      return p;
+    };
+    std::vector<ScalePreset> v = {
+        {"cnn-small", "train",
+         "ResNet-50-sized CNN, 32 images per GPU: 0.39 TFLOP (as square bf16 GEMMs) and 25.6 M "
+         "float32 gradients per step",
+         3 * 4.1e9 * 32, static_cast<std::size_t>(25.6e6 * 4), 25 * kMiB, 1, 0, 0},
+        train_layer("llm-1b-layer",
+                    "one layer of a 1B LLaMA-shaped transformer (hidden 2048, MLP 5504, 50.6 M "
+                    "parameters), 4096 tokens per GPU: 12 bf16 GEMMs, forward and backward",
+                    2048, 5504, 4096),
+        train_layer("llm-7b-layer",
+                    "one layer of LLaMA-7B (hidden 4096, MLP 11008, 202 M parameters), 2048 "
+                    "tokens per GPU: 12 bf16 GEMMs, forward and backward",
+                    4096, 11008, 2048),
+    };
+    ScalePreset d{"decoder-7b",
+                  "infer",
+                  "LLaMA-7B decode, batch 8, 32 layers, tensor-parallel: per token and layer "
+                  "the 4 projections' bf16 GEMMs (8 rows, weights split over the GPUs), one "
+                  "all-reduce of 8 × 4096 × 2 B per layer; 16 tokens per request",
+                  32 * 2 * 8 * layer_params(4096, 11008),
+                  0,
+                  0,
+                  32,
+                  8 * 4096 * 2,
+                  16};
+    d.hidden = 4096, d.ffn = 11008, d.tokens = 8;
+    v.push_back(d);
+    return v;
+  }();
   return kPresets;
 }
 
@@ -81,12 +108,26 @@ void summarise_scale(ScaleReport& report) {
       for (double x : r.step_ms) sum += x;
       r.mean_ms = sum / static_cast<double>(r.step_ms.size());
     }
-    if (run.gpus == 1 && run.throughput && !r.error)
+    if (run.gpus == 1 && run.throughput && !r.error && !run.offered_rate_hz)
       single[{run.workload, run.preset}] = *run.throughput;
   }
+  // At a fixed offered load every configuration serves the same requests per second, so
+  // efficiency compares latency: ideal N-way tensor parallelism answers N times sooner.
+  std::map<std::pair<std::string, std::string>, double> single_p50;
+  for (const auto& r : report.results)
+    if (r.run.gpus == 1 && r.run.offered_rate_hz && r.run.p50_ms && !r.error)
+      single_p50[{r.run.workload, r.run.preset}] = *r.run.p50_ms;
   for (auto& r : report.results) {
-    const auto it = single.find({r.run.workload, r.run.preset});
-    if (r.run.gpus > 1 && r.run.throughput && it != single.end() && it->second > 0)
+    if (r.run.gpus < 2) continue;
+    const std::pair key{r.run.workload, r.run.preset};
+    if (r.run.offered_rate_hz) {
+      const auto it = single_p50.find(key);
+      if (r.run.p50_ms && *r.run.p50_ms > 0 && it != single_p50.end())
+        r.efficiency = it->second / (r.run.gpus * *r.run.p50_ms);
+      continue;
+    }
+    const auto it = single.find(key);
+    if (r.run.throughput && it != single.end() && it->second > 0)
       r.efficiency = *r.run.throughput / (r.run.gpus * it->second);
   }
 }
@@ -225,14 +266,21 @@ ScaleReport run_scale(const ScaleOptions& options, [[maybe_unused]] const Env& e
       report.notes.push_back(fmt::format("{} GPUs asked, {} present: skipped", n, count));
   }
   std::sort(usable.begin(), usable.end());
-  std::string error;
-  report.peak_tflops = scale::measure_peak_tflops(0, &error);
-  if (!report.peak_tflops) report.notes.push_back("FMA peak not measured: " + error);
+  std::string error, method;
+  report.peak_tflops = scale::measure_peak_tflops(0, options.cublas_library, &method, &error);
+  if (report.peak_tflops)
+    report.peak_method = method;
+  else
+    report.notes.push_back("dense bf16 GEMM peak not measured: " + error);
 
   auto config_for = [&](const ScalePreset& preset, int n) {
     scale::EngineConfig c;
     c.preset = preset;
-    if (options.flops > 0) c.preset.flops = options.flops;
+    if (options.flops > 0) {
+      c.preset.flops = options.flops;
+      c.flops_override = true;
+    }
+    c.cublas_library = options.cublas_library;
     if (options.grad_bytes > 0) c.preset.grad_bytes = options.grad_bytes;
     if (options.bucket_bytes > 0) c.preset.bucket_bytes = options.bucket_bytes;
     for (int i = 0; i < n; ++i) c.devices.push_back(i);

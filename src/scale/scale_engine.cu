@@ -2,16 +2,18 @@
 //
 // What runs (the method of gpuvet/scale.h, made concrete):
 //
-//   Compute: a tiled float32 SGEMM, C = A·B, row-major, shared-memory tiles of 128×128 (8×8
-//   outputs per thread) or 64×64 (4×4 per thread), k-tiles of 8. Its FLOPs are known exactly
-//   (2·M·N·K), so a compute phase of F FLOPs is `count` launches of an s×s×s GEMM plus at most
-//   one s×s×k "tail" launch, s ≤ 4096 a multiple of 64 (plan_gemm). A and B hold small
-//   integers, so every sum is exact in float32; the only correctness check is one element,
-//   C[M-1][N-1], compared with the host's sum once per GPU before the first step — the kernel
-//   is a load generator, not a library.
+//   Compute: bf16 tensor-core GEMMs with fp32 accumulation, the shapes a real step runs.
+//   A transformer preset's phase is its layer's 12 projections: forward (QKV, attention
+//   output, MLP gate+up, MLP down), then backward in reverse, dX = dY·Wᵀ and dW = Xᵀ·dY per
+//   projection (6 × parameters × tokens FLOPs); a decode layer is the 4 forward projections
+//   for the batch's rows with the weights split over the GPUs; a preset without shapes runs
+//   square 4096³ GEMMs. Through cuBLASLt (dlopen, gpu/cublaslt.h), one heuristic plan per
+//   shape; without it, loudly, gpuvet's own WMMA kernel (tensor cores, far slower). A and B
+//   hold small integers, and one element of one forward GEMM is checked against the host's
+//   sum before the first step (bf16 output: within its rounding).
 //
-//   Peak: an FMA-bound kernel (16 independent chains per thread, SMs × 8 blocks × 256
-//   threads), FLOPs = 2 × FMAs, best of three timed launches of ≈100 ms each.
+//   Peak: one 8192³ bf16 GEMM through cuBLASLt, best of three timed runs of ≈200 ms, the
+//   rate the compute is compared with (the fallback's 4096³ without cuBLASLt).
 //
 //   train (data parallel): one host thread per GPU, a compute stream and a communication
 //   stream each, one NCCL communicator per GPU (N ≥ 2). Per step: grad_accumulation compute
@@ -34,7 +36,9 @@
 // (cudaFree would wait for the stuck kernel). No exception leaves this file; every CUDA and
 // NCCL error is reported with its name. The CUDA handles, error text and the communicator
 // protocol (init, settle, abort, drain, close) come from the kit in src/gpu/.
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <mma.h>
 
 #include <algorithm>
 #include <atomic>
@@ -54,6 +58,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpu/cublaslt.h"
 #include "gpu/cuda_resources.h"
 #include "gpu/cuda_status.h"
 #include "gpu/nccl_api.h"
@@ -74,20 +79,12 @@ using gpu::seconds_text;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kMiB = 1024.0 * 1024.0;
-constexpr int kBk = 8;             // k-tile of the SGEMM kernels
-constexpr int kMaxEdge = 4096;     // largest GEMM edge: 137 GFLOP per launch
-constexpr int kMinEdge = 64;       // one 64×64 tile
 constexpr int kMaxBuckets = 4096;  // more buckets than this is a mistake in the options
 constexpr std::size_t kMaxInferEvents = std::size_t{1} << 17;
 constexpr double kMemoryShare = 0.8;  // of free memory the buffers may use
 constexpr auto kPoll = std::chrono::microseconds(20);
 constexpr auto kDrainGrace = std::chrono::seconds(5);
 constexpr std::chrono::milliseconds kSetupTimeout{30000};
-
-constexpr int kPeakThreads = 256;
-constexpr int kPeakBlocksPerSm = 8;
-constexpr int kPeakChains = 16;  // independent FMA chains per thread
-constexpr int kPeakUnroll = 8;   // chain steps per loop trip: loop overhead < 2 % of issue slots
 
 // ------------------------------------------------------------------------------ text
 
@@ -108,187 +105,231 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 
 // ------------------------------------------------------------------------------ kernels
 
-// FMA peak: v = v·mul + add on 16 independent chains; mul and add are kernel arguments so
-// nothing folds, and v converges to add/(1-mul) = 1 (no denormals, no overflow). The result
-// is stored so the chains are live.
-__global__ void __launch_bounds__(kPeakThreads, kPeakBlocksPerSm)
-    fma_peak_kernel(float* out, int trips, float mul, float add) {
-  float v[kPeakChains];
-  const float seed = static_cast<float>(threadIdx.x) * 1e-3f;
-#pragma unroll
-  for (int j = 0; j < kPeakChains; ++j) v[j] = seed + static_cast<float>(j);
-  for (int i = 0; i < trips; ++i) {
-#pragma unroll
-    for (int u = 0; u < kPeakUnroll; ++u) {
-#pragma unroll
-      for (int j = 0; j < kPeakChains; ++j) v[j] = fmaf(v[j], mul, add);
+// The fallback when cuBLASLt is missing: bf16 tensor cores through WMMA (16×16×16 fragments,
+// fp32 accumulation), each warp a 32×32 tile of C straight from global memory, four warps a
+// 64×64 block. Far from cuBLASLt's speed, but tensor cores, never the FP32 CUDA cores. Row-major
+// A[m×k] (or stored [k×m] when ta) and B[k×n] (or [n×k] when tb); m, n multiples of 64, k of 16
+// (the plan pads). C is float32.
+__global__ void __launch_bounds__(128)
+    wmma_gemm_kernel(int m, int n, int k, bool ta, bool tb, const __nv_bfloat16* __restrict__ A,
+                     const __nv_bfloat16* __restrict__ B, float* __restrict__ C) {
+  using namespace nvcuda;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int row0 = static_cast<int>(blockIdx.y) * 64 + (warp / 2) * 32;
+  const int col0 = static_cast<int>(blockIdx.x) * 64 + (warp % 2) * 32;
+  (void)m;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> ar[2];
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::col_major> ac[2];
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::row_major> br[2];
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> bc[2];
+  for (int kk = 0; kk < k; kk += 16) {
+    for (int i = 0; i < 2; ++i) {
+      const std::size_t r = static_cast<std::size_t>(row0 + 16 * i);
+      if (ta)
+        wmma::load_matrix_sync(ac[i], A + static_cast<std::size_t>(kk) * m + r, m);
+      else
+        wmma::load_matrix_sync(ar[i], A + r * k + kk, k);
+      const std::size_t c = static_cast<std::size_t>(col0 + 16 * i);
+      if (tb)
+        wmma::load_matrix_sync(bc[i], B + c * k + kk, k);
+      else
+        wmma::load_matrix_sync(br[i], B + static_cast<std::size_t>(kk) * n + c, n);
     }
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j) {
+        if (ta && tb)
+          wmma::mma_sync(acc[i][j], ac[i], bc[j], acc[i][j]);
+        else if (ta)
+          wmma::mma_sync(acc[i][j], ac[i], br[j], acc[i][j]);
+        else if (tb)
+          wmma::mma_sync(acc[i][j], ar[i], bc[j], acc[i][j]);
+        else
+          wmma::mma_sync(acc[i][j], ar[i], br[j], acc[i][j]);
+      }
   }
-  float s = 0.0f;
-#pragma unroll
-  for (int j = 0; j < kPeakChains; ++j) s += v[j];
-  out[static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x] = s;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      wmma::store_matrix_sync(C + static_cast<std::size_t>(row0 + 16 * i) * n + col0 + 16 * j,
+                              acc[i][j], n, wmma::mem_row_major);
 }
 
-// C (M×N) = A (M×K) · B (K×N), row-major; M % BM == 0, N % BN == 0, K % BK == 0 (the plan
-// guarantees it). A's tile is stored transposed (As[k][m]) so a thread reads its TM rows as
-// float4s; the +4 padding spreads the transposing stores over all 32 banks and keeps rows
-// 16-byte aligned. One thread computes a TM×TN block in registers. MinBlocks caps the
-// registers so that many blocks share an SM (2 × 256 threads for the 128×128 tile).
-template <int BM, int BN, int BK, int TM, int TN, int MinBlocks>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN), MinBlocks)
-    sgemm_kernel(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
-                 float* __restrict__ C) {
-  constexpr int kThreads = (BM / TM) * (BN / TN);
-  constexpr int kPad = 4;
-  static_assert(TM % 4 == 0 && TN % 4 == 0, "float4 register loads");
-  static_assert((BM * BK) % kThreads == 0 && (BK * BN) % kThreads == 0, "whole tile loads");
-  __shared__ __align__(16) float As[BK][BM + kPad];
-  __shared__ __align__(16) float Bs[BK][BN + kPad];
-  (void)M;
-
-  const int tid = static_cast<int>(threadIdx.x);
-  const int tx = tid % (BN / TN);
-  const int ty = tid / (BN / TN);
-  const int row0 = static_cast<int>(blockIdx.y) * BM;
-  const int col0 = static_cast<int>(blockIdx.x) * BN;
-
-  float acc[TM][TN];
-#pragma unroll
-  for (int m = 0; m < TM; ++m)
-#pragma unroll
-    for (int n = 0; n < TN; ++n) acc[m][n] = 0.0f;
-
-  for (int k0 = 0; k0 < K; k0 += BK) {
-#pragma unroll
-    for (int j = 0; j < (BM * BK) / kThreads; ++j) {
-      const int i = tid + j * kThreads;
-      const int m = i / BK;
-      const int k = i % BK;
-      As[k][m] = A[static_cast<std::size_t>(row0 + m) * K + (k0 + k)];
-    }
-#pragma unroll
-    for (int j = 0; j < (BK * BN) / kThreads; ++j) {
-      const int i = tid + j * kThreads;
-      const int k = i / BN;
-      const int n = i % BN;
-      Bs[k][n] = B[static_cast<std::size_t>(k0 + k) * N + (col0 + n)];
-    }
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < BK; ++k) {
-      float a[TM];
-      float b[TN];
-#pragma unroll
-      for (int m = 0; m < TM; m += 4) {
-        const float4 v = *reinterpret_cast<const float4*>(&As[k][ty * TM + m]);
-        a[m] = v.x;
-        a[m + 1] = v.y;
-        a[m + 2] = v.z;
-        a[m + 3] = v.w;
-      }
-#pragma unroll
-      for (int n = 0; n < TN; n += 4) {
-        const float4 v = *reinterpret_cast<const float4*>(&Bs[k][tx * TN + n]);
-        b[n] = v.x;
-        b[n + 1] = v.y;
-        b[n + 2] = v.z;
-        b[n + 3] = v.w;
-      }
-#pragma unroll
-      for (int m = 0; m < TM; ++m)
-#pragma unroll
-        for (int n = 0; n < TN; ++n) acc[m][n] = fmaf(a[m], b[n], acc[m][n]);
-    }
-    __syncthreads();
-  }
-
-#pragma unroll
-  for (int m = 0; m < TM; ++m) {
-    float* row = C + static_cast<std::size_t>(row0 + ty * TM + m) * N + col0 + tx * TN;
-#pragma unroll
-    for (int n = 0; n < TN; n += 4)
-      *reinterpret_cast<float4*>(row + n) =
-          make_float4(acc[m][n], acc[m][n + 1], acc[m][n + 2], acc[m][n + 3]);
-  }
-}
-
-// Small integers in -3..3: every product is ≤ 9 in magnitude, every sum over K ≤ 4096 terms
-// stays below 2^24, so float32 is exact in any summation order and the check can use ==.
+// Small integers in -3..3: exact in bf16, every product ≤ 9, every fp32 sum over K ≤ 2^16
+// terms exact; only the bf16 output rounds (8 bits of mantissa), so the check allows that.
 __host__ __device__ inline float pattern_value(long long row, long long col, int salt) {
   return static_cast<float>((row * 3 + col * 5 + salt) % 7 - 3);
 }
 
-__global__ void fill_pattern_kernel(float* p, int rows, int cols, int salt) {
+__global__ void fill_pattern_kernel(__nv_bfloat16* p, long long rows, long long cols, int salt) {
   const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride)
-    p[i] = pattern_value(static_cast<long long>(i / cols), static_cast<long long>(i % cols), salt);
+    p[i] = __float2bfloat16(
+        pattern_value(static_cast<long long>(i / cols), static_cast<long long>(i % cols), salt));
 }
 
 // ------------------------------------------------------------------------------ GEMM plan
 
-struct GemmShape {
+// One GEMM of a compute phase: C[m×n] = op(A)·op(B), bf16 in, fp32 accumulation.
+struct GemmOp {
   int m = 0, n = 0, k = 0;
+  bool ta = false, tb = false;  // A stored [k×m], B stored [n×k] (backward: Xᵀ·dY, dY·Wᵀ)
+  const char* what = "";        // "QKV forward", "MLP down dW", …
   double flops() const { return 2.0 * m * n * static_cast<double>(k); }
 };
 
-// `count` launches of main (s×s×s) and, when tail.k > 0, one s×s×tail.k launch; buffers are
-// s×s each (the tail reads a prefix of A and B).
+// A compute phase (a chunk of one): GEMMs in order.
 struct GemmPlan {
-  int edge = 0;
-  GemmShape main;
-  int count = 0;
-  GemmShape tail;
-  double flops() const { return count * main.flops() + (tail.k > 0 ? tail.flops() : 0.0); }
+  std::vector<GemmOp> ops;
+  double flops() const {
+    double f = 0;
+    for (const auto& o : ops) f += o.flops();
+    return f;
+  }
 };
 
-// The largest s ≤ 4096 (a multiple of 64, of 128 from 1024 on) with 2s³ ≤ target, as many of those
-// as fit, and a tail with k rounded to the k-tile for the rest: within 2·s²·8 FLOPs of the target.
-// Below one 64³ GEMM the plan overshoots (one 64³ launch); the caller notes any mismatch.
-GemmPlan plan_gemm(double target) {
-  GemmPlan p;
-  int s = kMaxEdge;
-  if (target < 2.0 * kMaxEdge * kMaxEdge * static_cast<double>(kMaxEdge)) {
-    // Edges from 1024 up are multiples of 128, so the 128×128-tile kernel can run them.
-    const double edge = std::cbrt(std::max(target, 0.0) / 2.0);
-    const int step = edge >= 1024 ? 128 : kMinEdge;
-    s = static_cast<int>(edge / step) * step;
-    s = std::clamp(s, kMinEdge, kMaxEdge);
+// The projections of one transformer layer (QKV, attention output, MLP gate+up, MLP down)
+// for `tokens` rows, each output dimension divided by `shard` (tensor parallel: QKV and
+// gate+up column-split, output and down row-split). Attention's own T×T matmuls are left out
+// (FlashAttention-style kernels, not GEMMs of this shape).
+std::vector<GemmOp> layer_forward(int tokens, int hidden, int ffn, int shard) {
+  return {{tokens, 3 * hidden / shard, hidden, false, false, "QKV forward"},
+          {tokens, hidden, hidden / shard, false, false, "attention out forward"},
+          {tokens, 2 * ffn / shard, hidden, false, false, "MLP gate+up forward"},
+          {tokens, hidden, ffn / shard, false, false, "MLP down forward"}};
+}
+
+// Forward, then backward in reverse: per projection dX = dY·Wᵀ, then dW = Xᵀ·dY (the
+// gradient a DDP bucket waits for). 3 × the forward FLOPs: 6 × parameters × tokens.
+std::vector<GemmOp> layer_train_step(int tokens, int hidden, int ffn) {
+  std::vector<GemmOp> ops = layer_forward(tokens, hidden, ffn, 1);
+  static const char* const kDx[] = {"QKV dX", "attention out dX", "MLP gate+up dX", "MLP down dX"};
+  static const char* const kDw[] = {"QKV dW", "attention out dW", "MLP gate+up dW", "MLP down dW"};
+  for (int i = 3; i >= 0; --i) {
+    const GemmOp f = ops[static_cast<std::size_t>(i)];
+    ops.push_back({f.m, f.k, f.n, false, true, kDx[i]});  // dY[T×out]·Wᵀ → [T×in]
+    ops.push_back({f.k, f.n, f.m, true, false, kDw[i]});  // Xᵀ[in×T]·dY → [in×out]
   }
-  p.edge = s;
-  p.main = {s, s, s};
-  const double unit = p.main.flops();
-  const double whole = std::floor(target / unit);
-  p.count = static_cast<int>(std::clamp(whole, 1.0, 1e9));
-  const double rest = target - p.count * unit;
-  if (rest > 0) {
-    long long k = std::llround(rest / (2.0 * s * s) / kBk) * kBk;
-    k = std::min<long long>(k, s);
-    if (k > 0) p.tail = {s, s, static_cast<int>(k)};
+  return ops;
+}
+
+// A preset without layer shapes (a CNN, or --flops): square 4096³ GEMMs and one tail whose
+// k is rounded to 64, as many as the FLOPs ask (at least one).
+std::vector<GemmOp> square_ops(double target) {
+  constexpr int kEdge = 4096;
+  const double unit = 2.0 * kEdge * kEdge * static_cast<double>(kEdge);
+  std::vector<GemmOp> ops;
+  const int whole = static_cast<int>(std::clamp(std::floor(target / unit), 0.0, 1e6));
+  for (int i = 0; i < whole; ++i) ops.push_back({kEdge, kEdge, kEdge, false, false, "square"});
+  const double rest = target - whole * unit;
+  const long long k = std::llround(rest / (2.0 * kEdge * kEdge) / 64) * 64;
+  if (k > 0) ops.push_back({kEdge, kEdge, static_cast<int>(k), false, false, "square tail"});
+  if (ops.empty()) {
+    const int e = std::max(64, static_cast<int>(std::cbrt(std::max(target, 1.0) / 2) / 64) * 64);
+    ops.push_back({e, e, e, false, false, "square"});
   }
+  return ops;
+}
+
+// Splits a phase's GEMMs into `chunks` consecutive groups by FLOPs: an op goes to the chunk
+// where the running FLOP count at its end falls, so when there are more chunks than GEMMs
+// (a layer's weights fill many 25 MiB buckets) several chunks are empty and their buckets
+// become ready together, after the GEMM that produced them, as DDP's do.
+std::vector<GemmPlan> split_chunks(const std::vector<GemmOp>& ops, int chunks) {
+  std::vector<GemmPlan> out(static_cast<std::size_t>(std::max(chunks, 1)));
+  double total = 0;
+  for (const auto& o : ops) total += o.flops();
+  double done = 0;
+  for (const auto& o : ops) {
+    done += o.flops();
+    const double at = total > 0 ? done / total : 1.0;
+    auto c = static_cast<std::size_t>(std::ceil(at * static_cast<double>(out.size()) - 1e-9));
+    c = std::clamp<std::size_t>(c, 1, out.size()) - 1;
+    out[c].ops.push_back(o);
+  }
+  return out;
+}
+
+std::string plan_text(const std::vector<GemmOp>& ops) {
+  double f = 0;
+  for (const auto& o : ops) f += o.flops();
+  if (ops.size() <= 2) {
+    std::string s;
+    for (const auto& o : ops) s += (s.empty() ? "" : " + ") + strf("%d×%d×%d", o.m, o.n, o.k);
+    return strf("%zu bf16 GEMM%s (%s) = %.4g GFLOP", ops.size(), ops.size() == 1 ? "" : "s",
+                s.c_str(), f / 1e9);
+  }
+  return strf("%zu bf16 GEMMs (%s … %s) = %.4g GFLOP", ops.size(), ops.front().what,
+              ops.back().what, f / 1e9);
+}
+
+// The fallback's padded shape: m and n to 64, k to 16.
+GemmOp padded(const GemmOp& o) {
+  GemmOp p = o;
+  p.m = (o.m + 63) / 64 * 64;
+  p.n = (o.n + 63) / 64 * 64;
+  p.k = (o.k + 15) / 16 * 16;
   return p;
 }
 
-std::string plan_text(const GemmPlan& p) {
-  std::string s = strf("%d × SGEMM %d³", p.count, p.edge);
-  if (p.tail.k > 0) s += strf(" + one %d×%d×%d", p.tail.m, p.tail.n, p.tail.k);
-  return s + strf(" = %.4g GFLOP", p.flops() / 1e9);
+// What a rank computes with: cuBLASLt when it loaded, else the WMMA kernel. Buffers hold the
+// largest A, B and C of the plan.
+struct Compute {
+  const gpu::CublasLtLib* blas = nullptr;             // null: the WMMA fallback
+  std::vector<GemmOp> shapes;                         // distinct shapes, in first-use order
+  std::vector<std::unique_ptr<gpu::BlasGemm>> gemms;  // per shape (cuBLASLt)
+  gpu::DeviceMem a, b, c, workspace;
+  std::size_t index(const GemmOp& o) const {
+    for (std::size_t i = 0; i < shapes.size(); ++i)
+      if (shapes[i].m == o.m && shapes[i].n == o.n && shapes[i].k == o.k && shapes[i].ta == o.ta &&
+          shapes[i].tb == o.tb)
+        return i;
+    return shapes.size();
+  }
+  void leak() {
+    a.leak();
+    b.leak();
+    c.leak();
+    workspace.leak();
+  }
+};
+
+constexpr std::size_t kWorkspaceBytes = 32u << 20;
+
+// Element counts of the largest A, B and C over `ops` (padded for the fallback).
+void buffer_elems(const std::vector<GemmOp>& ops, bool fallback, std::size_t* a, std::size_t* b,
+                  std::size_t* c) {
+  *a = *b = *c = 1;
+  for (const auto& o0 : ops) {
+    const GemmOp o = fallback ? padded(o0) : o0;
+    *a = std::max(*a, static_cast<std::size_t>(o.m) * o.k);
+    *b = std::max(*b, static_cast<std::size_t>(o.k) * o.n);
+    *c = std::max(*c, static_cast<std::size_t>(o.m) * o.n);
+  }
 }
 
-// The 128×128 tile when the grid still covers every SM, else 64×64 (small decode GEMMs).
-cudaError_t launch_gemm(const GemmShape& g, int sms, const float* A, const float* B, float* C,
-                        cudaStream_t stream) {
+cudaError_t launch_wmma(const GemmOp& o0, const Compute& cp, cudaStream_t stream) {
+  const GemmOp o = padded(o0);
   (void)cudaGetLastError();  // a stale non-sticky error must not be blamed on this launch
-  if (g.m % 128 == 0 && g.n % 128 == 0 && (g.m / 128) * (g.n / 128) >= sms) {
-    const dim3 grid(static_cast<unsigned>(g.n / 128), static_cast<unsigned>(g.m / 128));
-    sgemm_kernel<128, 128, kBk, 8, 8, 2><<<grid, 256, 0, stream>>>(g.m, g.n, g.k, A, B, C);
-  } else {
-    const dim3 grid(static_cast<unsigned>(g.n / 64), static_cast<unsigned>(g.m / 64));
-    sgemm_kernel<64, 64, kBk, 4, 4, 4><<<grid, 256, 0, stream>>>(g.m, g.n, g.k, A, B, C);
-  }
+  const dim3 grid(static_cast<unsigned>(o.n / 64), static_cast<unsigned>(o.m / 64));
+  wmma_gemm_kernel<<<grid, 128, 0, stream>>>(o.m, o.n, o.k, o.ta, o.tb, cp.a.get<__nv_bfloat16>(),
+                                             cp.b.get<__nv_bfloat16>(), cp.c.get<float>());
   return cudaGetLastError();
+}
+
+GpuStatus run_op(const GemmOp& o, const Compute& cp, cudaStream_t stream) {
+  if (!cp.blas) return cuda_status("WMMA GEMM launch", launch_wmma(o, cp, stream));
+  const std::size_t i = cp.index(o);
+  if (i >= cp.gemms.size()) return GpuStatus::error("internal: a GEMM shape without a plan");
+  const cublasStatus_t st =
+      cp.gemms[i]->run(cp.a.get<void>(), cp.b.get<void>(), cp.c.get<void>(), stream);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    return GpuStatus::error(strf("cublasLtMatmul %s (%s): %s", cp.gemms[i]->shape().c_str(), o.what,
+                                 gpu::cublas_status_name(st)));
+  return {};
 }
 
 // ------------------------------------------------------------------------------ buffers
@@ -302,6 +343,10 @@ GpuStatus allocate_floats(gpu::DeviceMem& mem, int dev, std::size_t floats, cons
              what, s.text.c_str()),
         s.code);
   return {};
+}
+
+GpuStatus allocate_bytes(gpu::DeviceMem& mem, int dev, std::size_t bytes, const char* what) {
+  return allocate_floats(mem, dev, (bytes + sizeof(float) - 1) / sizeof(float), what);
 }
 
 GpuStatus elapsed_ms(cudaEvent_t a, cudaEvent_t b, double* out) {
@@ -410,8 +455,9 @@ class StepBarrier {
 struct Shared {
   Shared(const EngineConfig& c, int n, Schedule schedule) : cfg(c), barrier(n, schedule) {}
   const EngineConfig& cfg;
-  const NcclLib* lib = nullptr;   // null: no collectives (one GPU or nothing to reduce)
-  std::vector<ncclComm_t> comms;  // rank r's communicator
+  const NcclLib* lib = nullptr;            // null: no collectives (one GPU or nothing to reduce)
+  const gpu::CublasLtLib* blas = nullptr;  // null: the WMMA fallback
+  std::vector<ncclComm_t> comms;           // rank r's communicator
   StepBarrier barrier;
   std::atomic<bool> stop{false};
   std::mutex mu;
@@ -449,19 +495,18 @@ struct RankState {
   int device = 0;
   int sms = 1;
   gpu::Stream compute, comm;
-  gpu::DeviceMem a, b, c, data;  // data: gradients (train) or activations (infer)
-  gpu::HostMem check;            // pinned, for the one-element GEMM check (a polled copy)
-  gpu::EventSet marks;           // train: compute markers; infer: phase boundaries
-  gpu::EventSet bstart;          // train: bucket starts (comm stream)
-  gpu::EventSet bend;            // train: bucket ends (comm stream)
+  Compute compute_kit;   // GEMM plans and buffers
+  gpu::DeviceMem data;   // gradients (train) or activations (infer)
+  gpu::HostMem check;    // pinned, for the one-element GEMM check (a polled copy)
+  gpu::EventSet marks;   // train: compute markers; infer: phase boundaries
+  gpu::EventSet bstart;  // train: bucket starts (comm stream)
+  gpu::EventSet bend;    // train: bucket ends (comm stream)
   std::vector<StepRecord> records;
   std::optional<Stall> stall;
 
   std::string name() const { return strf("rank %d (GPU %d)", rank, device); }
   void leak() {
-    a.leak();
-    b.leak();
-    c.leak();
+    compute_kit.leak();
     data.leak();
     check.leak();
   }
@@ -528,21 +573,15 @@ GpuStatus all_reduce(Shared& sh, int rank, float* p, std::size_t count, cudaStre
 }
 
 GpuStatus run_gemms(const GemmPlan& p, const RankState& rs, cudaStream_t stream) {
-  for (int i = 0; i < p.count; ++i)
-    GPUVET_CUDA_TRY(
-        cuda_status("sgemm launch", launch_gemm(p.main, rs.sms, rs.a.get<float>(),
-                                                rs.b.get<float>(), rs.c.get<float>(), stream)));
-  if (p.tail.k > 0)
-    GPUVET_CUDA_TRY(
-        cuda_status("sgemm launch", launch_gemm(p.tail, rs.sms, rs.a.get<float>(),
-                                                rs.b.get<float>(), rs.c.get<float>(), stream)));
+  for (const auto& o : p.ops) GPUVET_CUDA_TRY(run_op(o, rs.compute_kit, stream));
   return {};
 }
 
-// Buffers, the A/B patterns, zeroed data (summing zeros keeps the all-reduce free of
-// overflow), and the one-element GEMM check; all on the compute stream, polled.
-GpuStatus setup_rank(Shared& sh, RankState& rs, const GemmPlan& plan, std::size_t data_floats,
-                     bool comm_stream) {
+// Buffers, the GEMM plans (cuBLASLt's, per shape), the A/B patterns, zeroed data (summing
+// zeros keeps the all-reduce free of overflow), and a one-element check of one GEMM; all on
+// the compute stream, polled.
+GpuStatus setup_rank(Shared& sh, RankState& rs, const std::vector<GemmOp>& ops,
+                     std::size_t data_floats, bool comm_stream) {
   GPUVET_CUDA_TRY(cuda_status("cudaSetDevice", cudaSetDevice(rs.device)));
   GPUVET_CUDA_TRY(
       cuda_status("cudaDeviceGetAttribute",
@@ -550,35 +589,57 @@ GpuStatus setup_rank(Shared& sh, RankState& rs, const GemmPlan& plan, std::size_
   GPUVET_CUDA_TRY(gpu::with_context("cudaStreamCreateWithFlags", rs.compute.create(rs.device)));
   if (comm_stream)
     GPUVET_CUDA_TRY(gpu::with_context("cudaStreamCreateWithFlags", rs.comm.create(rs.device)));
-  const std::size_t tile = static_cast<std::size_t>(plan.edge) * plan.edge;
-  GPUVET_CUDA_TRY(allocate_floats(rs.a, rs.device, tile, "GEMM A"));
-  GPUVET_CUDA_TRY(allocate_floats(rs.b, rs.device, tile, "GEMM B"));
-  GPUVET_CUDA_TRY(allocate_floats(rs.c, rs.device, tile, "GEMM C"));
+  Compute& cp = rs.compute_kit;
+  cp.blas = sh.blas;
+  std::size_t ea = 0, eb = 0, ec = 0;
+  buffer_elems(ops, !cp.blas, &ea, &eb, &ec);
+  GPUVET_CUDA_TRY(allocate_bytes(cp.a, rs.device, ea * 2, "GEMM A (bf16)"));
+  GPUVET_CUDA_TRY(allocate_bytes(cp.b, rs.device, eb * 2, "GEMM B (bf16)"));
+  GPUVET_CUDA_TRY(allocate_bytes(cp.c, rs.device, ec * (cp.blas ? 2 : 4), "GEMM C"));
+  if (cp.blas) {
+    GPUVET_CUDA_TRY(allocate_bytes(cp.workspace, rs.device, kWorkspaceBytes, "cuBLASLt workspace"));
+    for (const auto& o : ops) {
+      if (cp.index(o) < cp.shapes.size()) continue;
+      std::string why;
+      auto g = gpu::BlasGemm::create(*cp.blas, o.m, o.n, o.k, o.ta, o.tb, cp.workspace.get<void>(),
+                                     kWorkspaceBytes, &why);
+      if (!g) return GpuStatus::error(strf("%s GEMM: %s", o.what, why.c_str()));
+      cp.shapes.push_back(o);
+      cp.gemms.push_back(std::move(g));
+    }
+  }
   if (data_floats > 0)
     GPUVET_CUDA_TRY(allocate_floats(rs.data, rs.device, data_floats, "gradients/activations"));
-  GPUVET_CUDA_TRY(gpu::with_context("cudaHostAlloc",
-                                    rs.check.allocate(sizeof(float), gpu::HostMem::Kind::kPinned)));
+  GPUVET_CUDA_TRY(
+      gpu::with_context("cudaHostAlloc", rs.check.allocate(4, gpu::HostMem::Kind::kPinned)));
   gpu::EventSet ev;
   GPUVET_CUDA_TRY(gpu::with_context("cudaEventCreate", ev.create(rs.device, 1)));
   const cudaStream_t s = rs.compute.get();
   const int blocks = rs.sms * 4;
+  // The check runs the first forward-shaped GEMM (neither operand transposed) on patterns
+  // laid out for its shape.
+  GemmOp g = ops.front();
+  for (const auto& o : ops)
+    if (!o.ta && !o.tb) {
+      g = o;
+      break;
+    }
+  const GemmOp shape = cp.blas ? g : padded(g);
   (void)cudaGetLastError();
-  fill_pattern_kernel<<<blocks, 256, 0, s>>>(rs.a.get<float>(), plan.edge, plan.edge, 0);
+  fill_pattern_kernel<<<blocks, 256, 0, s>>>(cp.a.get<__nv_bfloat16>(), shape.m, shape.k, 0);
   GPUVET_CUDA_TRY(cuda_status("fill kernel launch", cudaGetLastError()));
-  fill_pattern_kernel<<<blocks, 256, 0, s>>>(rs.b.get<float>(), plan.edge, plan.edge, 1);
+  fill_pattern_kernel<<<blocks, 256, 0, s>>>(cp.b.get<__nv_bfloat16>(), shape.k, shape.n, 1);
   GPUVET_CUDA_TRY(cuda_status("fill kernel launch", cudaGetLastError()));
   if (data_floats > 0)
     GPUVET_CUDA_TRY(
         cuda_status("cudaMemsetAsync",
                     cudaMemsetAsync(rs.data.get<float>(), 0, data_floats * sizeof(float), s)));
-  const GemmShape& g = plan.main;
+  GPUVET_CUDA_TRY(run_op(g, cp, s));
+  const std::size_t last = static_cast<std::size_t>(g.m - 1) * shape.n + (g.n - 1);
+  const std::size_t elem = cp.blas ? 2 : 4;
   GPUVET_CUDA_TRY(cuda_status(
-      "sgemm launch",
-      launch_gemm(g, rs.sms, rs.a.get<float>(), rs.b.get<float>(), rs.c.get<float>(), s)));
-  const std::size_t last = static_cast<std::size_t>(g.m - 1) * g.n + (g.n - 1);
-  GPUVET_CUDA_TRY(cuda_status("cudaMemcpyAsync",
-                              cudaMemcpyAsync(rs.check.get<float>(), rs.c.get<float>() + last,
-                                              sizeof(float), cudaMemcpyDeviceToHost, s)));
+      "cudaMemcpyAsync", cudaMemcpyAsync(rs.check.get<void>(), cp.c.get<char>() + last * elem, elem,
+                                         cudaMemcpyDeviceToHost, s)));
   GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(ev[0], s)));
   // Setup is no collective: at least kSetupTimeout, so a short collective deadline does not
   // fail a first launch that loads the module.
@@ -592,10 +653,15 @@ GpuStatus setup_rank(Shared& sh, RankState& rs, const GemmPlan& plan, std::size_
   for (int k = 0; k < g.k; ++k)
     want += static_cast<double>(pattern_value(g.m - 1, k, 0)) *
             static_cast<double>(pattern_value(k, g.n - 1, 1));
-  const float got = *rs.check.get<float>();
-  if (static_cast<double>(got) != want)
-    return GpuStatus::error(strf("GEMM check failed: C[%d][%d] of a %d³ SGEMM is %g, expected %g",
-                                 g.m - 1, g.n - 1, g.m, static_cast<double>(got), want));
+  const double got = cp.blas ? static_cast<double>(__bfloat162float(*rs.check.get<__nv_bfloat16>()))
+                             : static_cast<double>(*rs.check.get<float>());
+  // bf16 output: 8 bits of mantissa.
+  const double tolerance = cp.blas ? std::max(1.0, std::fabs(want) / 128.0) : 0.0;
+  if (std::fabs(got - want) > tolerance)
+    return GpuStatus::error(
+        strf("GEMM check failed: C[%d][%d] of the %d×%d×%d %s GEMM is %g, "
+             "expected %g",
+             g.m - 1, g.n - 1, g.m, g.n, g.k, g.what, got, want));
   return {};
 }
 
@@ -618,9 +684,10 @@ void guarded(Shared& sh, RankState& rs, Body&& body) {
 struct TrainPlan {
   int accumulation = 1;
   bool overlap = true;
-  bool comm = false;  // collectives run (N ≥ 2 and gradients to reduce)
-  int buckets = 1;    // = compute chunks per phase
-  GemmPlan chunk;     // one chunk's GEMMs
+  bool comm = false;             // collectives run (N ≥ 2 and gradients to reduce)
+  int buckets = 1;               // = compute chunks per phase
+  std::vector<GemmOp> ops;       // one compute phase's GEMMs, in order
+  std::vector<GemmPlan> chunks;  // the same, split at the buckets (some chunks empty)
   std::size_t grad_floats = 0;
   std::size_t bucket_floats = 0;
   double flops_per_step = 0;  // actual, per GPU
@@ -646,7 +713,8 @@ GpuStatus enqueue_train_step(Shared& sh, RankState& rs, const TrainPlan& tp, int
   GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.marks[0], cs)));
   // marks layout: [0] start, [1 .. a-1] end of earlier phases, [a .. a+B-1] end of chunk k.
   for (int j = 0; j + 1 < tp.accumulation; ++j) {
-    for (int k = 0; k < tp.buckets; ++k) GPUVET_CUDA_TRY(run_gemms(tp.chunk, rs, cs));
+    for (int k = 0; k < tp.buckets; ++k)
+      GPUVET_CUDA_TRY(run_gemms(tp.chunks[static_cast<std::size_t>(k)], rs, cs));
     GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.marks[1 + j], cs)));
   }
   auto reduce_k = [&](int k, cudaEvent_t after) -> GpuStatus {
@@ -666,7 +734,7 @@ GpuStatus enqueue_train_step(Shared& sh, RankState& rs, const TrainPlan& tp, int
     return st;
   };
   for (int k = 0; k < tp.buckets; ++k) {
-    GPUVET_CUDA_TRY(run_gemms(tp.chunk, rs, cs));
+    GPUVET_CUDA_TRY(run_gemms(tp.chunks[static_cast<std::size_t>(k)], rs, cs));
     const cudaEvent_t done = rs.marks[1 + last0 + k];
     GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(done, cs)));
     if (tp.comm && tp.overlap) GPUVET_CUDA_TRY(reduce(k, done));
@@ -678,7 +746,7 @@ GpuStatus enqueue_train_step(Shared& sh, RankState& rs, const TrainPlan& tp, int
 }
 
 void train_rank(Shared& sh, RankState& rs, const TrainPlan& tp) {
-  if (GpuStatus s = setup_rank(sh, rs, tp.chunk, tp.grad_floats, tp.comm); !s.ok()) {
+  if (GpuStatus s = setup_rank(sh, rs, tp.ops, tp.grad_floats, tp.comm); !s.ok()) {
     sh.fail(rs.name() + ": " + s.text);
     return;
   }
@@ -810,7 +878,7 @@ bool sleep_until(Shared& sh, Clock::time_point t) {
 }
 
 void infer_rank(Shared& sh, RankState& rs, const InferPlan& ip) {
-  if (GpuStatus s = setup_rank(sh, rs, ip.layer, ip.comm ? ip.act_floats : 0, false); !s.ok()) {
+  if (GpuStatus s = setup_rank(sh, rs, ip.layer.ops, ip.comm ? ip.act_floats : 0, false); !s.ok()) {
     sh.fail(rs.name() + ": " + s.text);
     return;
   }
@@ -998,8 +1066,8 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
   TrainPlan tp;
   InferPlan ip;
   std::size_t data_floats = 0;
-  GemmPlan gemm;
-  double target_flops = 0;  // what the preset asks per step (train) or request (infer), per GPU
+  std::vector<GemmOp> all_ops;  // every GEMM one rank runs (for buffers and plans)
+  double target_flops = 0;      // what the preset asks per step (train) or request (infer), per GPU
   if (train) {
     tp.accumulation = cfg.grad_accumulation;
     tp.overlap = cfg.overlap;
@@ -1018,11 +1086,15 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
                  static_cast<double>(p.bucket_bytes) / kMiB, kMaxBuckets));
       tp.buckets = static_cast<int>(b);
     }
-    tp.chunk = plan_gemm(p.flops / tp.buckets);
-    tp.flops_per_step = tp.chunk.flops() * tp.buckets * tp.accumulation;
+    tp.ops = p.hidden > 0 && !cfg.flops_override ? layer_train_step(p.tokens, p.hidden, p.ffn)
+                                                 : square_ops(p.flops);
+    tp.chunks = split_chunks(tp.ops, tp.buckets);
+    double phase = 0;
+    for (const auto& o : tp.ops) phase += o.flops();
+    tp.flops_per_step = phase * tp.accumulation;
     target_flops = p.flops * tp.accumulation;
     data_floats = tp.grad_floats;
-    gemm = tp.chunk;
+    all_ops = tp.ops;
   } else {
     ip.layers = std::max(p.layers, 1);
     ip.tokens = p.tokens_per_request;
@@ -1032,19 +1104,41 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
                        ip.tokens, ip.layers, (kMaxInferEvents - 1) / 2));
     ip.act_floats = p.activation_bytes / sizeof(float);
     ip.comm = n >= 2 && ip.act_floats > 0;
-    ip.layer = plan_gemm(p.flops / (static_cast<double>(ip.layers) * n));
+    ip.layer.ops = p.hidden > 0 && !cfg.flops_override
+                       ? layer_forward(p.tokens, p.hidden, p.ffn, n)
+                       : square_ops(p.flops / (static_cast<double>(ip.layers) * n));
     ip.flops_per_request = ip.layer.flops() * static_cast<double>(ip.phases());
     target_flops = p.flops / n * ip.tokens;
     data_floats = ip.comm ? ip.act_floats : 0;
-    gemm = ip.layer;
+    all_ops = ip.layer.ops;
   }
   const double actual_flops = train ? tp.flops_per_step : ip.flops_per_request;
   const bool need_nccl = train ? tp.comm : ip.comm;
 
   gpu::KeepCurrentDevice keep;
 
-  // ---- memory: GEMM A, B, C and the gradients/activations against 80 % of free memory
-  const double need = 3.0 * gemm.edge * static_cast<double>(gemm.edge) * sizeof(float) +
+  // ---- cuBLASLt (loudly absent: the WMMA fallback is far slower)
+  std::string blas_why;
+  const gpu::CublasLtLib* blas = gpu::cublaslt_library(cfg.cublas_library, &blas_why);
+  if (blas)
+    res.notes.push_back(
+        strf("compute: bf16 tensor-core GEMMs through cuBLASLt %s (%s), fp32 "
+             "accumulation",
+             gpu::cublaslt_version_text(blas->version).c_str(), blas->path.c_str()));
+  else
+    res.notes.push_back(
+        "WARNING: cuBLASLt not loaded, compute runs gpuvet's own WMMA bf16 "
+        "kernel, several times slower than a real framework's GEMMs: compute "
+        "time is overstated and the communication share understated. " +
+        blas_why);
+  res.compute_backend = blas ? "cublaslt-bf16" : "wmma-bf16-fallback";
+
+  // ---- memory: GEMM A, B, C, the workspace and the gradients/activations against 80 % of
+  // free memory
+  std::size_t ea = 0, eb = 0, ec = 0;
+  buffer_elems(all_ops, !blas, &ea, &eb, &ec);
+  const double need = 2.0 * static_cast<double>(ea + eb) + (blas ? 2.0 : 4.0) * ec +
+                      (blas ? static_cast<double>(kWorkspaceBytes) : 0.0) +
                       static_cast<double>(data_floats) * sizeof(float);
   for (int d : cfg.devices) {
     std::size_t free_b = 0, total_b = 0;
@@ -1071,6 +1165,7 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
   // Declaration order is teardown order, reversed: communicators go (abort or close) before
   // the ranks' streams and buffers.
   Shared sh(cfg, n, Schedule(std::max(cfg.warmup_steps, 0), cfg.steps, cfg.duration_s));
+  sh.blas = blas;
   std::vector<std::unique_ptr<RankState>> ranks;
   for (int r = 0; r < n; ++r) {
     auto rs = std::make_unique<RankState>();
@@ -1178,9 +1273,10 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
                                spans.back().second - spans.front().first, cfg.sample_interval_s));
     }
     res.notes.push_back(strf(
-        "train: per GPU per step %d compute phase%s of %d chunk%s, each %s; %s", tp.accumulation,
-        tp.accumulation == 1 ? "" : "s", tp.buckets, tp.buckets == 1 ? "" : "s",
-        plan_text(tp.chunk).c_str(),
+        "train: per GPU per step %d compute phase%s, each %s (forward, then backward dX and "
+        "dW per projection), split at %d gradient bucket%s; %s",
+        tp.accumulation, tp.accumulation == 1 ? "" : "s", plan_text(tp.ops).c_str(), tp.buckets,
+        tp.buckets == 1 ? "" : "s",
         tp.comm ? strf("%d bucket%s of %.1f MiB float32 gradients all-reduced in place on a "
                        "second stream, %s",
                        tp.buckets, tp.buckets == 1 ? "" : "s",
@@ -1200,9 +1296,10 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
     }
     const double total_s = std::chrono::duration<double>(last - first).count();
     if (total_s > 0) res.run.throughput = static_cast<double>(steps) / total_s;
+    if (cfg.request_rate_hz > 0) res.run.offered_rate_hz = cfg.request_rate_hz;
     res.notes.push_back(
         strf("infer: %d tokens × %d layers per request; per layer and GPU %s, then %s", ip.tokens,
-             ip.layers, plan_text(ip.layer).c_str(),
+             ip.layers, plan_text(ip.layer.ops).c_str(),
              ip.comm ? strf("an all-reduce of %zu B on the same stream (critical path)",
                             ip.act_floats * sizeof(float))
                            .c_str()
@@ -1222,7 +1319,7 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
   if (std::abs(actual_flops - target_flops) > 0.01 * target_flops)
     res.notes.push_back(
         strf("GEMM work per %s is %.4g GFLOP per GPU, the preset asks %.4g "
-             "(whole GEMM tiles)",
+             "(the GEMMs of its shapes)",
              train ? "step" : "request", actual_flops / 1e9, target_flops / 1e9));
   return res;
 }
@@ -1231,7 +1328,8 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
 
 // ------------------------------------------------------------------------------ public
 
-std::optional<double> measure_peak_tflops(int device, std::string* error) {
+std::optional<double> measure_peak_tflops(int device, const std::string& cublas_library,
+                                          std::string* backend, std::string* error) {
   auto fail = [&](const std::string& e) -> std::optional<double> {
     if (error) *error = e;
     return std::nullopt;
@@ -1245,53 +1343,61 @@ std::optional<double> measure_peak_tflops(int device, std::string* error) {
     if (device < 0 || device >= count)
       return fail(strf("GPU %d does not exist (%d CUDA devices)", device, count));
     gpu::KeepCurrentDevice keep;
-    int sms = 0;
+    std::string why;
+    Compute cp;
+    cp.blas = gpu::cublaslt_library(cublas_library, &why);
+    // The dense bf16 GEMM peak as a framework sees it: one 8192³ GEMM through cuBLASLt (the
+    // size PyTorch benchmarks quote), or 4096³ through the fallback kernel.
+    const int e = cp.blas ? 8192 : 4096;
+    const GemmOp op{e, e, e, false, false, "peak"};
+    if (backend) *backend = cp.blas ? "cuBLASLt bf16 8192³" : "WMMA bf16 4096³ (no cuBLASLt)";
     gpu::Stream stream;
     gpu::EventSet ev;
-    gpu::DeviceMem out;
     GpuStatus s = cuda_status("cudaSetDevice", cudaSetDevice(device));
-    if (s.ok())
-      s = cuda_status("cudaDeviceGetAttribute",
-                      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    const int blocks = std::max(sms, 1) * kPeakBlocksPerSm;
-    const double threads = static_cast<double>(blocks) * kPeakThreads;
     if (s.ok()) s = gpu::with_context("cudaStreamCreateWithFlags", stream.create(device));
     if (s.ok()) s = gpu::with_context("cudaEventCreate", ev.create(device, 2));
-    if (s.ok())
-      s = allocate_floats(out, device, static_cast<std::size_t>(blocks) * kPeakThreads,
-                          "FMA output");
+    const std::size_t elems = static_cast<std::size_t>(e) * e;
+    if (s.ok()) s = allocate_bytes(cp.a, device, elems * 2, "peak A");
+    if (s.ok()) s = allocate_bytes(cp.b, device, elems * 2, "peak B");
+    if (s.ok()) s = allocate_bytes(cp.c, device, elems * 4, "peak C");
+    if (s.ok() && cp.blas) {
+      s = allocate_bytes(cp.workspace, device, kWorkspaceBytes, "cuBLASLt workspace");
+      if (s.ok()) {
+        auto g = gpu::BlasGemm::create(*cp.blas, e, e, e, false, false, cp.workspace.get<void>(),
+                                       kWorkspaceBytes, &why);
+        if (!g) return fail(strf("GPU %d: %s", device, why.c_str()));
+        cp.shapes.push_back(op);
+        cp.gemms.push_back(std::move(g));
+      }
+    }
     if (!s.ok()) return fail(strf("GPU %d: %s", device, s.text.c_str()));
-
-    // One launch of `trips`, timed with events and polled (60 s: far above any calibrated run).
-    auto timed = [&](int trips, double* ms) -> GpuStatus {
-      (void)cudaGetLastError();
+    (void)cudaGetLastError();
+    fill_pattern_kernel<<<1024, 256, 0, stream.get()>>>(cp.a.get<__nv_bfloat16>(), e, e, 0);
+    fill_pattern_kernel<<<1024, 256, 0, stream.get()>>>(cp.b.get<__nv_bfloat16>(), e, e, 1);
+    // `reps` GEMMs between two events, polled (60 s: far above any real run).
+    auto timed = [&](int reps, double* ms) -> GpuStatus {
       GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(ev[0], stream.get())));
-      fma_peak_kernel<<<blocks, kPeakThreads, 0, stream.get()>>>(out.get<float>(), trips, 0.999f,
-                                                                 0.001f);
-      GPUVET_CUDA_TRY(cuda_status("FMA kernel launch", cudaGetLastError()));
+      for (int i = 0; i < reps; ++i) GPUVET_CUDA_TRY(run_op(op, cp, stream.get()));
       GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(ev[1], stream.get())));
       GPUVET_CUDA_TRY(poll_event(ev[1], Clock::now() + std::chrono::seconds(60)));
       return elapsed_ms(ev[0], ev[1], ms);
     };
     auto failed = [&](const GpuStatus& st) {
       if (st.is_timeout()) {
-        out.leak();
-        return fail(strf("GPU %d: the FMA kernel did not finish within 60 s", device));
+        cp.leak();
+        return fail(strf("GPU %d: the peak GEMMs did not finish within 60 s", device));
       }
       return fail(strf("GPU %d: %s", device, st.text.c_str()));
     };
-    // Warm-up (clocks up, module loaded), then ≈100 ms per timed launch, best of three.
-    int trips = 2048;
+    // Warm-up (clocks up, plans and modules loaded), then ≈200 ms per timed run, best of 3.
     double ms = 0;
-    if (GpuStatus st = timed(trips, &ms); !st.ok()) return failed(st);
-    if (ms > 0) trips = static_cast<int>(std::clamp(trips * 100.0 / ms, 256.0, 1e7));
+    int reps = 4;
+    if (GpuStatus st = timed(reps, &ms); !st.ok()) return failed(st);
+    if (ms > 0) reps = static_cast<int>(std::clamp(reps * 200.0 / ms, 2.0, 10000.0));
     double best = 0;
     for (int i = 0; i < 3; ++i) {
-      if (GpuStatus st = timed(trips, &ms); !st.ok()) return failed(st);
-      if (ms > 0) {
-        const double flops = 2.0 * threads * trips * kPeakUnroll * kPeakChains;
-        best = std::max(best, tflops(flops, ms));
-      }
+      if (GpuStatus st = timed(reps, &ms); !st.ok()) return failed(st);
+      if (ms > 0) best = std::max(best, tflops(op.flops() * reps, ms));
     }
     if (!(best > 0)) return fail(strf("GPU %d: no time measured", device));
     return best;

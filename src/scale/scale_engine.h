@@ -8,9 +8,10 @@
 
 namespace gpuvet::scale {
 
-// Measured FMA peak of one GPU in TFLOP/s (same precision as the GEMM kernel), or empty
-// with `error` set.
-std::optional<double> measure_peak_tflops(int device, std::string* error);
+// Measured dense bf16 GEMM rate of one GPU in TFLOP/s (one 8192³ cuBLASLt GEMM, best of 3;
+// the WMMA fallback's 4096³ without cuBLASLt), `backend` saying which, or empty with `error`.
+std::optional<double> measure_peak_tflops(int device, const std::string& cublas_library,
+                                          std::string* backend, std::string* error);
 
 struct EngineConfig {
   ScalePreset preset;        // with overrides applied
@@ -21,6 +22,8 @@ struct EngineConfig {
   int grad_accumulation = 1;
   double request_rate_hz = 0;
   std::string nccl_library;
+  std::string cublas_library;   // "" : $GPUVET_CUBLASLT_LIBRARY or libcublasLt.so.13
+  bool flops_override = false;  // --flops: square GEMMs of that many FLOPs, not the layer
   std::chrono::milliseconds collective_timeout{20000};
   double duration_s = 0;  // sustained: run steps until this many seconds have passed
   double sample_interval_s = 1.0;

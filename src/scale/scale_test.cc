@@ -59,8 +59,10 @@ TEST(Scale, PresetsAreShapedLikeModels) {
   }
   EXPECT_GE(train, 3);
   EXPECT_GE(infer, 1);
-  // 6 × 201.3 M parameters × 2048 tokens.
-  EXPECT_NEAR(find_scale_preset("llm-7b-layer")->flops, 2.47e12, 0.01e12);
+  // 6 × 202.4 M parameters (4 h² + 3 h f, h 4096, f 11008) × 2048 tokens.
+  EXPECT_NEAR(find_scale_preset("llm-7b-layer")->flops, 2.487e12, 0.002e12);
+  EXPECT_EQ(find_scale_preset("llm-7b-layer")->hidden, 4096);
+  EXPECT_EQ(find_scale_preset("llm-7b-layer")->grad_bytes, 809500672u);  // float32 gradients
 }
 
 ScaleResult result(const char* workload, int gpus, double thr, std::vector<double> steps,
@@ -158,6 +160,27 @@ TEST(Scale, RenderAndJson) {
   EXPECT_EQ(j["schema"], "gpuvet.scale/1");
   EXPECT_EQ(j["results"][1]["gpus"], 2);
   EXPECT_NEAR(j["results"][1]["efficiency"].get<double>(), 0.6, 1e-9);
+}
+
+// At a fixed offered load every GPU count serves the same requests per second: efficiency
+// compares latency (ideal N-way tensor parallelism answers N times sooner), never 1/N.
+TEST(ScaleVerdict, AtAFixedRateEfficiencyComparesLatencyNotThroughput) {
+  ScaleReport r;
+  r.results = {result("infer", 1, 50, around(8.0, 9.0), 0.0),
+               result("infer", 2, 50, around(4.2, 5.0), 0.1)};
+  for (auto& x : r.results) x.run.offered_rate_hz = 50;
+  Diagnosis d = judge(r);
+  ASSERT_TRUE(r.results[1].efficiency);
+  EXPECT_NEAR(*r.results[1].efficiency, 8.0 / (2 * 4.2), 1e-9);  // not 50 / (2 × 50)
+  EXPECT_EQ(find(d, "scaling-inefficient"), nullptr);
+
+  // Two GPUs that answer no sooner than one: inefficient, said in latency terms.
+  r.results[1].step_ms = around(7.9, 9.0);
+  d = judge(r);
+  const Finding* f = find(d, "scaling-inefficient");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->evidence.find("offered"), std::string::npos) << f->evidence;
+  EXPECT_NEAR(*r.results[1].efficiency, 8.0 / (2 * 7.9), 1e-9);
 }
 
 TEST(Scale, NothingRunsWithoutAGpuAndSaysWhy) {
