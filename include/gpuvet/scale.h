@@ -71,8 +71,12 @@ struct ScaleResult {
   ScaleRun run;
   std::vector<double> step_ms;  // every timed step (train) or request latency (infer)
   std::optional<double> mean_ms;
-  std::optional<double> compute_ms;            // mean per step, measured with events
-  std::optional<double> comm_ms;               // mean exposed + overlapped communication per step
+  std::optional<double> compute_ms;       // mean per step, measured with events
+  std::optional<double> comm_ms;          // mean collective time per step (overlapped or not)
+  std::optional<double> exposed_comm_ms;  // mean collective time with no compute under it
+  // train: the same step with only its GEMMs, and with only its all-reduces (0 on 1 GPU)
+  std::optional<double> compute_alone_ms;
+  std::optional<double> comm_alone_ms;
   std::optional<double> achieved_tflops;       // GEMM FLOPs / compute time, per GPU
   std::optional<std::string> compute_backend;  // "cublaslt-bf16" or "wmma-bf16-fallback"
   std::optional<double> efficiency;            // throughput(N) / (N × throughput(1)), N > 1

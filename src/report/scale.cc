@@ -37,7 +37,20 @@ std::string render_scale_text(const ScaleReport& report) {
                      r.achieved_tflops ? fmt::format("{:.1f}", *r.achieved_tflops) : "-");
   }
   o << "(train: ms per step, items/s = GPUs × accumulated batches per second; infer: ms per "
-       "request, requests per second; comm % = step time not covered by compute)\n";
+       "request, requests per second; comm % = exposed communication: all-reduce time with no "
+       "compute under it, over the step)\n";
+  for (const auto& r : report.results) {
+    if (r.error || !r.compute_alone_ms || !r.mean_ms) continue;
+    o << fmt::format("{} on {} GPU{}: ", r.run.preset, r.run.gpus, r.run.gpus == 1 ? "" : "s");
+    if (r.comm_alone_ms && *r.comm_alone_ms > 0)
+      o << fmt::format(
+          "communication alone would take {:.2f} ms of the {:.2f} ms step (compute alone {:.2f} "
+          "ms; {:.2f} ms of it exposed)\n",
+          *r.comm_alone_ms, *r.mean_ms, *r.compute_alone_ms, r.exposed_comm_ms.value_or(0));
+    else
+      o << fmt::format("compute alone {:.2f} ms of the {:.2f} ms step; nothing to all-reduce\n",
+                       *r.compute_alone_ms, *r.mean_ms);
+  }
   if (report.peak_tflops)
     o << fmt::format("dense bf16 GEMM of GPU0: {:.1f} TFLOP/s (measured: {})\n",
                      *report.peak_tflops, report.peak_method.value_or("?"));
@@ -87,6 +100,9 @@ std::string scale_to_json(const ScaleReport& report, int indent) {
                        {"comm_share", opt(r.run.comm_share)},
                        {"compute_ms", opt(r.compute_ms)},
                        {"comm_ms", opt(r.comm_ms)},
+                       {"exposed_comm_ms", opt(r.exposed_comm_ms)},
+                       {"compute_alone_ms", opt(r.compute_alone_ms)},
+                       {"comm_alone_ms", opt(r.comm_alone_ms)},
                        {"achieved_tflops", opt(r.achieved_tflops)},
                        {"compute_backend", opt(r.compute_backend)},
                        {"efficiency", opt(r.efficiency)},

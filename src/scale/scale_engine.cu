@@ -373,17 +373,26 @@ GpuStatus poll_event(cudaEvent_t ev, Clock::time_point deadline) {
 // Step (or request) start decisions, made once per barrier by the last rank to arrive, so
 // every rank runs the same number of steps — collectives must match — even in sustained
 // mode where the count is not known in advance.
+// Train runs, after its timed steps, steps with only the compute or only the collectives of
+// the same plan: what each would take alone.
+enum class Phase { kStep, kComputeOnly, kCommOnly };
+
 struct Decision {
   bool run = false;
   bool timed = false;
-  int index = 0;              // warm-up index or timed index
+  Phase phase = Phase::kStep;
+  int index = 0;              // warm-up index, timed index, or index within its phase
   Clock::time_point epoch{};  // start of the first timed step (arrival origin for infer)
 };
 
 class Schedule {
  public:
-  Schedule(int warmup, int steps, double duration_s)
-      : warmup_(warmup), steps_(steps), duration_s_(duration_s) {}
+  Schedule(int warmup, int steps, double duration_s, int compute_only = 0, int comm_only = 0)
+      : warmup_(warmup),
+        steps_(steps),
+        duration_s_(duration_s),
+        compute_only_(compute_only),
+        comm_only_(comm_only) {}
   Decision next() {
     Decision d;
     const int i = next_++;
@@ -398,16 +407,27 @@ class Schedule {
     d.timed = true;
     d.index = t;
     d.epoch = epoch_;
-    if (duration_s_ > 0)
+    if (duration_s_ > 0) {
       d.run = t == 0 || std::chrono::duration<double>(now - epoch_).count() < duration_s_;
-    else
-      d.run = t < steps_;
+      return d;
+    }
+    d.run = true;
+    if (t < steps_) return d;
+    d.index = t - steps_;
+    if (d.index < compute_only_) {
+      d.phase = Phase::kComputeOnly;
+      return d;
+    }
+    d.index -= compute_only_;
+    d.phase = Phase::kCommOnly;
+    d.run = d.index < comm_only_;
     return d;
   }
 
  private:
   int warmup_, steps_;
   double duration_s_;
+  int compute_only_, comm_only_;
   int next_ = 0;
   Clock::time_point epoch_{};
 };
@@ -480,6 +500,10 @@ struct StepRecord {
   Clock::time_point arrival, start, end;
   double compute_ms = 0;
   double comm_ms = 0;
+  // train, from the two streams' events (ms from the first compute event): the collectives'
+  // time with no compute under them, and the step's GPU span (to both streams idle).
+  double exposed_ms = 0;
+  double span_ms = 0;
 };
 
 // Where a rank was when the run stopped on a stall: `progress` counts completed markers, so
@@ -502,6 +526,7 @@ struct RankState {
   gpu::EventSet bstart;  // train: bucket starts (comm stream)
   gpu::EventSet bend;    // train: bucket ends (comm stream)
   std::vector<StepRecord> records;
+  std::vector<StepRecord> compute_alone, comm_alone;  // train: the isolated phases
   std::optional<Stall> stall;
 
   std::string name() const { return strf("rank %d (GPU %d)", rank, device); }
@@ -705,7 +730,10 @@ std::string step_label(const Decision& d) {
   return d.timed ? strf("step %d", d.index) : strf("warm-up step %d", d.index);
 }
 
-GpuStatus enqueue_train_step(Shared& sh, RankState& rs, const TrainPlan& tp, int* failed_bucket) {
+// `compute` false: the markers are recorded with no GEMM between them (a comm-only step);
+// `comm` false: no collective (a compute-only step, or nothing to reduce).
+GpuStatus enqueue_train_step(Shared& sh, RankState& rs, const TrainPlan& tp, bool compute,
+                             bool comm, int* failed_bucket) {
   const cudaStream_t cs = rs.compute.get();
   const cudaStream_t ms = rs.comm.get();
   const std::size_t last0 = static_cast<std::size_t>(tp.accumulation - 1);
@@ -713,7 +741,7 @@ GpuStatus enqueue_train_step(Shared& sh, RankState& rs, const TrainPlan& tp, int
   GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.marks[0], cs)));
   // marks layout: [0] start, [1 .. a-1] end of earlier phases, [a .. a+B-1] end of chunk k.
   for (int j = 0; j + 1 < tp.accumulation; ++j) {
-    for (int k = 0; k < tp.buckets; ++k)
+    for (int k = 0; compute && k < tp.buckets; ++k)
       GPUVET_CUDA_TRY(run_gemms(tp.chunks[static_cast<std::size_t>(k)], rs, cs));
     GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.marks[1 + j], cs)));
   }
@@ -734,12 +762,12 @@ GpuStatus enqueue_train_step(Shared& sh, RankState& rs, const TrainPlan& tp, int
     return st;
   };
   for (int k = 0; k < tp.buckets; ++k) {
-    GPUVET_CUDA_TRY(run_gemms(tp.chunks[static_cast<std::size_t>(k)], rs, cs));
+    if (compute) GPUVET_CUDA_TRY(run_gemms(tp.chunks[static_cast<std::size_t>(k)], rs, cs));
     const cudaEvent_t done = rs.marks[1 + last0 + k];
     GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(done, cs)));
-    if (tp.comm && tp.overlap) GPUVET_CUDA_TRY(reduce(k, done));
+    if (comm && tp.overlap) GPUVET_CUDA_TRY(reduce(k, done));
   }
-  if (tp.comm && !tp.overlap)
+  if (comm && !tp.overlap)
     for (int k = 0; k < tp.buckets; ++k)
       GPUVET_CUDA_TRY(reduce(k, k == 0 ? rs.marks[last0 + tp.buckets] : nullptr));
   return {};
@@ -771,18 +799,19 @@ void train_rank(Shared& sh, RankState& rs, const TrainPlan& tp) {
     if (!sh.barrier.arrive(&d) || !d.run) return;
     const auto t0 = Clock::now();
     int bucket = 0;
+    const bool with_comm = tp.comm && d.phase != Phase::kComputeOnly;
     Track tracks[2];
     tracks[0] = {rs.marks.data() + 1, tp.compute_marks(), 0};
-    if (tp.comm) tracks[1] = {rs.bend.data(), static_cast<std::size_t>(tp.buckets), 0};
-    GpuStatus s = enqueue_train_step(sh, rs, tp, &bucket);
+    if (with_comm) tracks[1] = {rs.bend.data(), static_cast<std::size_t>(tp.buckets), 0};
+    GpuStatus s = enqueue_train_step(sh, rs, tp, d.phase != Phase::kCommOnly, with_comm, &bucket);
     const bool enqueued = s.ok();
-    if (enqueued) s = wait_tracks(sh, comm, tracks, tp.comm ? 2 : 1);
+    if (enqueued) s = wait_tracks(sh, comm, tracks, with_comm ? 2 : 1);
     if (!s.ok()) {
       const std::string label = step_label(d);
       if (s.is_error()) {
         // An error seen while waiting (NCCL's async error) is pinned on the first bucket
         // not yet done; enqueue errors already name theirs.
-        const std::string at = enqueued && tp.comm && tracks[1].done < tracks[1].count
+        const std::string at = enqueued && with_comm && tracks[1].done < tracks[1].count
                                    ? strf("bucket %zu: ", tracks[1].done)
                                    : std::string();
         sh.fail(rs.name() + ": " + label + ": " + at + s.text);
@@ -797,14 +826,14 @@ void train_rank(Shared& sh, RankState& rs, const TrainPlan& tp) {
         st.progress = -1;
       } else {
         const bool compute_busy = tracks[0].done < tracks[0].count;
-        if (tp.comm) {
+        if (with_comm) {
           st.where = strf("the all-reduce of bucket %zu in %s", tracks[1].done, label.c_str());
           if (compute_busy) st.where += " (its compute had not finished either)";
         } else {
           st.where = "the compute of " + label;
         }
         st.progress = static_cast<long long>(tracks[0].done + tracks[1].done);
-        if (!st.timed_out && !compute_busy && (!tp.comm || tracks[1].done == tracks[1].count))
+        if (!st.timed_out && !compute_busy && (!with_comm || tracks[1].done == tracks[1].count))
           return;  // idle when stopped: nothing to report
       }
       rs.stall = st;
@@ -816,17 +845,27 @@ void train_rank(Shared& sh, RankState& rs, const TrainPlan& tp) {
     StepRecord r;
     r.arrival = r.start = t0;
     r.end = t1;
+    // Both timelines from the first compute event (events of one device, two streams).
     GpuStatus e = elapsed_ms(rs.marks[0], rs.marks[tp.compute_marks()], &r.compute_ms);
-    for (int k = 0; e.ok() && tp.comm && k < tp.buckets; ++k) {
-      double ms = 0;
-      e = elapsed_ms(rs.bstart[k], rs.bend[k], &ms);
-      r.comm_ms += ms;
+    std::vector<std::pair<double, double>> collectives;
+    for (int k = 0; e.ok() && with_comm && k < tp.buckets; ++k) {
+      double a = 0, b = 0;
+      e = elapsed_ms(rs.marks[0], rs.bstart[k], &a);
+      if (e.ok()) e = elapsed_ms(rs.marks[0], rs.bend[k], &b);
+      r.comm_ms += b - a;
+      collectives.emplace_back(a, b);
     }
     if (!e.ok()) {
       sh.fail(rs.name() + ": " + step_label(d) + ": " + e.text);
       return;
     }
-    rs.records.push_back(r);
+    r.exposed_ms = exposed_comm_ms(r.compute_ms, collectives);
+    r.span_ms = r.compute_ms;
+    for (const auto& c : collectives) r.span_ms = std::max(r.span_ms, c.second);
+    (d.phase == Phase::kStep          ? rs.records
+     : d.phase == Phase::kComputeOnly ? rs.compute_alone
+                                      : rs.comm_alone)
+        .push_back(r);
   }
 }
 
@@ -1164,7 +1203,12 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
 
   // Declaration order is teardown order, reversed: communicators go (abort or close) before
   // the ranks' streams and buffers.
-  Shared sh(cfg, n, Schedule(std::max(cfg.warmup_steps, 0), cfg.steps, cfg.duration_s));
+  // Train, not sustained: then up to 10 compute-only steps, and as many comm-only ones when
+  // there is something to reduce.
+  const int alone = train && cfg.duration_s <= 0 ? std::clamp(cfg.steps, 1, 10) : 0;
+  Shared sh(cfg, n,
+            Schedule(std::max(cfg.warmup_steps, 0), cfg.steps, cfg.duration_s, alone,
+                     need_nccl ? alone : 0));
   sh.blas = blas;
   std::vector<std::unique_ptr<RankState>> ranks;
   for (int r = 0; r < n; ++r) {
@@ -1225,7 +1269,7 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
   std::size_t steps = ranks.front()->records.size();
   for (const auto& rs : ranks) steps = std::min(steps, rs->records.size());
   if (steps == 0) return fail("no step was timed");
-  std::vector<double> compute(steps), comm(steps), service(steps);
+  std::vector<double> compute(steps), comm(steps), service(steps), exposed(steps), span(steps);
   double compute_total = 0;
   for (std::size_t s = 0; s < steps; ++s) {
     double latency = 0;
@@ -1235,6 +1279,8 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
       service[s] = std::max(service[s], ms_between(r.start, r.end));
       compute[s] += r.compute_ms / n;
       comm[s] += r.comm_ms / n;
+      exposed[s] += r.exposed_ms / n;
+      span[s] += r.span_ms / n;
       compute_total += r.compute_ms;
     }
     res.step_ms.push_back(latency);
@@ -1242,11 +1288,35 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
   res.mean_ms = mean(res.step_ms);
   res.compute_ms = mean(compute);
   res.comm_ms = need_nccl ? mean(comm) : 0.0;
-  // Exposed communication: the part of the step (train) or of the request's service time
-  // (infer) the GPU was not computing — all-reduce not hidden behind compute, waiting for the
-  // slowest rank, and host overhead. Zero where nothing is communicated.
-  const double service_ms = mean(service);
-  res.run.comm_share = need_nccl ? exposed_comm_share(*res.compute_ms, service_ms) : 0.0;
+  if (need_nccl && train) {
+    // Exposed communication from the two timelines: collective time with no GEMM under it
+    // (the all-reduce not hidden, and waiting for the slowest rank), over the GPU's step span.
+    res.exposed_comm_ms = mean(exposed);
+    const double span_ms = mean(span);
+    res.run.comm_share = span_ms > 0 ? std::clamp(*res.exposed_comm_ms / span_ms, 0.0, 1.0) : 0.0;
+  } else {
+    // Infer: the all-reduce is on the compute stream, so all of it is exposed: the part of
+    // the request's service time the GPU was not computing. Zero where nothing is reduced.
+    const double service_ms = mean(service);
+    res.run.comm_share = need_nccl ? exposed_comm_share(*res.compute_ms, service_ms) : 0.0;
+    if (!train) res.exposed_comm_ms = need_nccl ? *res.comm_ms : 0.0;
+  }
+  if (train && !need_nccl) res.exposed_comm_ms = 0.0;
+  // The isolated phases: wall time of the slowest GPU, as for a step.
+  auto alone_ms = [&](std::vector<StepRecord> RankState::*phase) -> std::optional<double> {
+    std::size_t k = (ranks.front().get()->*phase).size();
+    for (const auto& rs : ranks) k = std::min(k, (rs.get()->*phase).size());
+    if (k == 0) return std::nullopt;
+    std::vector<double> wall(k);
+    for (std::size_t i = 0; i < k; ++i)
+      for (const auto& rs : ranks)
+        wall[i] =
+            std::max(wall[i], ms_between((rs.get()->*phase)[i].start, (rs.get()->*phase)[i].end));
+    return mean(wall);
+  };
+  res.compute_alone_ms = alone_ms(&RankState::compute_alone);
+  res.comm_alone_ms = alone_ms(&RankState::comm_alone);
+  if (train && !need_nccl && res.compute_alone_ms) res.comm_alone_ms = 0.0;
   if (compute_total > 0)
     res.achieved_tflops = tflops(actual_flops * static_cast<double>(steps) * n, compute_total);
 
@@ -1314,8 +1384,14 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
                           "throughput = requests / (first start to last completion)"));
   }
   res.notes.push_back(
-      "comm share = exposed communication: 1 − compute / step (events on the compute stream, "
-      "mean over GPUs); compute TFLOP/s = GEMM FLOPs / compute time, per GPU");
+      train ? std::string("comm share = exposed communication / step: the all-reduce time with "
+                          "no GEMM under it, from events on both streams, over the GPU's step "
+                          "span (mean over GPUs); compute alone / comm alone = the same step "
+                          "with only its GEMMs / only its all-reduces (slowest GPU's wall "
+                          "time); compute TFLOP/s = GEMM FLOPs / compute time, per GPU")
+            : std::string("comm share = 1 − compute / request service time (the all-reduce "
+                          "is on the compute stream: all of it is exposed); compute TFLOP/s = "
+                          "GEMM FLOPs / compute time, per GPU"));
   if (std::abs(actual_flops - target_flops) > 0.01 * target_flops)
     res.notes.push_back(
         strf("GEMM work per %s is %.4g GFLOP per GPU, the preset asks %.4g "

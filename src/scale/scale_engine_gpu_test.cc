@@ -141,6 +141,25 @@ TEST_F(ScaleEngineGpu, ALlm7bLayerStepComputesAtTheRateOfOneGemmTimedAlone) {
               0.01 * 6 * 202.375168e6 * 2048);
 }
 
+// The compute-only phase repeats the step's GEMMs without collectives: on one GPU (nothing to
+// reduce) it takes the step's time, the comm-only phase nothing, and nothing is exposed.
+TEST_F(ScaleEngineGpu, OnOneGpuTheStepIsItsComputeAlone) {
+  const ScalePreset* p = find_scale_preset("llm-7b-layer");
+  ASSERT_NE(p, nullptr);
+  const ScaleResult r = run_config(config(*p, 1), nullptr);
+  print(r);
+  ASSERT_FALSE(r.error) << *r.error;
+  ASSERT_TRUE(r.mean_ms && r.compute_ms && r.compute_alone_ms && r.comm_alone_ms &&
+              r.exposed_comm_ms && r.run.comm_share);
+  std::printf("llm-7b-layer, 1 GPU: step %.3f ms, compute alone %.3f ms, compute %.3f ms\n",
+              *r.mean_ms, *r.compute_alone_ms, *r.compute_ms);
+  EXPECT_NEAR(*r.compute_alone_ms, *r.mean_ms, 0.1 * *r.mean_ms);
+  EXPECT_NEAR(*r.compute_ms, *r.compute_alone_ms, 0.1 * *r.compute_alone_ms);
+  EXPECT_EQ(*r.comm_alone_ms, 0);
+  EXPECT_EQ(*r.exposed_comm_ms, 0);
+  EXPECT_EQ(*r.run.comm_share, 0);
+}
+
 TEST_F(ScaleEngineGpu, TrainOnOneGpu) {
   const ScaleResult r = run_config(config(small_train(), 1), nullptr);
   print(r);
@@ -247,6 +266,16 @@ TEST_F(ScaleEngineGpu, TrainOnTwoGpusCommunicates) {
     EXPECT_GT(*r.comm_ms, 0);
     EXPECT_GT(*r.run.throughput, 0);
     share[overlap] = *r.run.comm_share;
+    // Without overlap the exposed communication is every all-reduce, which is the comm-only
+    // step's work: a factor of 2 in either fails this.
+    ASSERT_TRUE(r.exposed_comm_ms && r.comm_alone_ms && r.compute_alone_ms && r.mean_ms);
+    EXPECT_LE(*r.exposed_comm_ms, *r.comm_ms * 1.001);
+    if (!overlap) {
+      EXPECT_NEAR(*r.exposed_comm_ms, *r.comm_ms, 0.05 * *r.comm_ms);
+      EXPECT_GT(*r.exposed_comm_ms, 0.6 * *r.comm_alone_ms);
+      EXPECT_LT(*r.exposed_comm_ms, 1.6 * *r.comm_alone_ms);
+      EXPECT_NEAR(*r.mean_ms, *r.compute_alone_ms + *r.comm_alone_ms, 0.3 * *r.mean_ms);
+    }
   }
   // Without overlap every bucket's all-reduce waits after the last chunk; with it, all but
   // the last hide behind compute. Either way some of it is exposed.

@@ -162,6 +162,37 @@ TEST(Scale, RenderAndJson) {
   EXPECT_NEAR(j["results"][1]["efficiency"].get<double>(), 0.6, 1e-9);
 }
 
+// The isolated phases read as one sentence per configuration, and go into the JSON.
+TEST(Scale, RenderSaysWhatCommunicationAloneWouldTake) {
+  ScaleReport r;
+  r.ran = true;
+  r.results = {result("train", 1, 100, around(10, 11), 0.0),
+               result("train", 8, 600, around(14.2, 15), 0.31)};
+  r.results[1].error.reset();
+  r.results[0].mean_ms = 10.0;
+  r.results[1].mean_ms = 14.2;
+  r.results[0].compute_alone_ms = 10.4;
+  r.results[0].comm_alone_ms = 0.0;
+  r.results[1].compute_alone_ms = 10.3;
+  r.results[1].comm_alone_ms = 6.25;
+  r.results[1].exposed_comm_ms = 4.4;
+  summarise_scale(r);
+  const std::string text = render_scale_text(r);
+  EXPECT_NE(text.find("p on 1 GPU: compute alone 10.40 ms of the 10.02 ms step"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("nothing to all-reduce"), std::string::npos) << text;
+  EXPECT_NE(text.find("p on 8 GPUs: communication alone would take 6.25 ms of the 14.22 ms"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(compute alone 10.30 ms; 4.40 ms of it exposed)"), std::string::npos)
+      << text;
+  const auto j = nlohmann::json::parse(scale_to_json(r));
+  EXPECT_EQ(j["results"][1]["comm_alone_ms"].get<double>(), 6.25);
+  EXPECT_EQ(j["results"][1]["compute_alone_ms"].get<double>(), 10.3);
+  EXPECT_EQ(j["results"][1]["exposed_comm_ms"].get<double>(), 4.4);
+  EXPECT_TRUE(j["results"][0]["exposed_comm_ms"].is_null());
+}
+
 // At a fixed offered load every GPU count serves the same requests per second: efficiency
 // compares latency (ideal N-way tensor parallelism answers N times sooner), never 1/N.
 TEST(ScaleVerdict, AtAFixedRateEfficiencyComparesLatencyNotThroughput) {

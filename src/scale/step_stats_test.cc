@@ -21,6 +21,22 @@ TEST(StepStats, CommShareStaysInsideZeroAndOne) {
   EXPECT_DOUBLE_EQ(exposed_comm_share(5.0, 0.0), 0.0);
 }
 
+TEST(StepStats, ExposedCommIsTheCollectiveTimeAfterTheLastGemm) {
+  // Compute 0..10 ms; buckets 2..4 and 6..9 hide under it, 9..13 sticks out by 3 ms.
+  EXPECT_DOUBLE_EQ(exposed_comm_ms(10.0, {{2, 4}, {6, 9}, {9, 13}}), 3.0);
+  // No overlap (buckets after the compute): all of it is exposed.
+  EXPECT_DOUBLE_EQ(exposed_comm_ms(10.0, {{10, 12}, {12, 15.5}}), 5.5);
+  // A gap between buckets is not communication.
+  EXPECT_DOUBLE_EQ(exposed_comm_ms(10.0, {{11, 12}, {14, 15}}), 2.0);
+  // Overlapping and out-of-order intervals are counted once.
+  EXPECT_DOUBLE_EQ(exposed_comm_ms(10.0, {{12, 16}, {11, 14}}), 5.0);
+  // Everything hidden, or nothing to communicate.
+  EXPECT_DOUBLE_EQ(exposed_comm_ms(10.0, {{1, 5}, {5, 10}}), 0.0);
+  EXPECT_DOUBLE_EQ(exposed_comm_ms(10.0, {}), 0.0);
+  // No compute at all (a comm-only step): every collective is exposed.
+  EXPECT_DOUBLE_EQ(exposed_comm_ms(0.0, {{0, 4}, {4, 7}}), 7.0);
+}
+
 TEST(StepStats, TflopsFromFlopsAndMilliseconds) {
   // 2.47 TFLOP in 83 ms is 29.76 TFLOP/s; 1e12 FLOP in 1 s is 1.
   EXPECT_NEAR(tflops(2.47e12, 83.0), 29.759036, 1e-6);
