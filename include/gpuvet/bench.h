@@ -77,14 +77,24 @@ struct BenchOptions {
   std::chrono::milliseconds collective_timeout{20000};
   // Deliberately corrupt one copy (tests only): verification must catch it.
   bool plant_corruption = false;
+  // "nvbandwidth": only the benchmarks nvbandwidth also has, with its buffer size, copies per
+  // sample and sample count, so the two can be compared figure for figure. "" otherwise.
+  std::string match;
 };
 
 struct BenchInfo {
   const char* key;
   const char* title;
   const char* unit;
-  bool quick;  // part of the default quick suite
+  bool quick;               // part of the default quick suite
+  const char* nvbandwidth;  // nvbandwidth's testcase measuring the same thing, or nullptr
 };
+
+// nvbandwidth's defaults (its --bufferSize, --loopCount and --testSamples), which
+// `--match nvbandwidth` uses.
+inline constexpr std::size_t kNvbandwidthBufferBytes = std::size_t{512} << 20;
+inline constexpr int kNvbandwidthLoopCount = 16;
+inline constexpr int kNvbandwidthSamples = 3;
 
 // Every benchmark in the registry, in run order. (A vector, not a span: this header is also
 // read by the CUDA sources, which nvcc builds as C++17.)
@@ -95,6 +105,10 @@ const std::vector<BenchInfo>& bench_catalog();
 [[nodiscard]] Status validate_bench_selection(const BenchOptions& options);
 
 struct BenchReport {
+  // What was run and at which sizes, e.g. "quick: 7 of 22 benchmarks, 64 MiB × 8 copies × 5
+  // samples per cell (nvbandwidth: 512 MiB × 16 × 3; --match nvbandwidth compares like for
+  // like)"; empty when nothing was selected.
+  std::string suite;
   std::vector<BenchMatrix> results;
   std::vector<P2PTruth> p2p_truth;
   std::vector<std::string> notes;  // CUDA/NCCL versions or why they are missing

@@ -32,29 +32,46 @@ namespace gpuvet {
 namespace {
 
 constexpr BenchInfo kCatalog[] = {
-    {"host_to_device_ce", "host → device, copy engine, pinned", "GB/s", true},
-    {"device_to_host_ce", "device → host, copy engine, pinned", "GB/s", true},
-    {"host_to_device_bidir_ce", "host → device while device → host, copy engine", "GB/s", true},
-    {"device_to_host_bidir_ce", "device → host while host → device, copy engine", "GB/s", true},
-    {"host_to_device_sm", "host → device, SM copy kernel, pinned", "GB/s", false},
-    {"device_to_host_sm", "device → host, SM copy kernel, pinned", "GB/s", false},
-    {"host_to_device_pageable", "host → device, copy engine, pageable", "GB/s", false},
-    {"device_to_host_pageable", "device → host, copy engine, pageable", "GB/s", false},
-    {"all_to_host_ce", "every GPU → host at once, copy engine", "GB/s", true},
-    {"host_to_all_ce", "host → every GPU at once, copy engine", "GB/s", true},
-    {"host_device_latency_sm", "host memory access latency from an SM (pointer chase)", "us", true},
-    {"device_local_copy", "device-local copy (HBM read + write)", "GB/s", true},
-    {"device_to_device_read_ce", "GPU ← GPU, copy engine, read (destination pulls)", "GB/s", true},
-    {"device_to_device_write_ce", "GPU → GPU, copy engine, write (source pushes)", "GB/s", false},
-    {"device_to_device_bidir_ce", "GPU ↔ GPU, copy engine, both directions", "GB/s", true},
-    {"device_to_device_read_sm", "GPU ← GPU, SM copy kernel, read", "GB/s", false},
-    {"device_to_device_write_sm", "GPU → GPU, SM copy kernel, write", "GB/s", false},
+    {"host_to_device_ce", "host → device, copy engine, pinned", "GB/s", true,
+     "host_to_device_memcpy_ce"},
+    {"device_to_host_ce", "device → host, copy engine, pinned", "GB/s", true,
+     "device_to_host_memcpy_ce"},
+    {"host_to_device_bidir_ce", "host → device while device → host, copy engine", "GB/s", true,
+     "host_to_device_bidirectional_memcpy_ce"},
+    {"device_to_host_bidir_ce", "device → host while host → device, copy engine", "GB/s", true,
+     "device_to_host_bidirectional_memcpy_ce"},
+    {"host_to_device_sm", "host → device, SM copy kernel, pinned", "GB/s", false,
+     "host_to_device_memcpy_sm"},
+    {"device_to_host_sm", "device → host, SM copy kernel, pinned", "GB/s", false,
+     "device_to_host_memcpy_sm"},
+    {"host_to_device_pageable", "host → device, copy engine, pageable", "GB/s", false, nullptr},
+    {"device_to_host_pageable", "device → host, copy engine, pageable", "GB/s", false, nullptr},
+    {"all_to_host_ce", "every GPU → host at once, copy engine", "GB/s", true,
+     "all_to_host_memcpy_ce"},
+    {"host_to_all_ce", "host → every GPU at once, copy engine", "GB/s", true,
+     "host_to_all_memcpy_ce"},
+    {"host_device_latency_sm", "host memory access latency from an SM (pointer chase)", "us", true,
+     "host_device_latency_sm"},
+    {"device_local_copy", "device-local copy (HBM read + write)", "GB/s", true,
+     "device_local_copy"},
+    {"device_to_device_read_ce", "GPU ← GPU, copy engine, read (destination pulls)", "GB/s", true,
+     "device_to_device_memcpy_read_ce"},
+    {"device_to_device_write_ce", "GPU → GPU, copy engine, write (source pushes)", "GB/s", false,
+     "device_to_device_memcpy_write_ce"},
+    {"device_to_device_bidir_ce", "GPU ↔ GPU, copy engine, both directions", "GB/s", true,
+     "device_to_device_bidirectional_memcpy_read_ce"},
+    {"device_to_device_read_sm", "GPU ← GPU, SM copy kernel, read", "GB/s", false,
+     "device_to_device_memcpy_read_sm"},
+    {"device_to_device_write_sm", "GPU → GPU, SM copy kernel, write", "GB/s", false,
+     "device_to_device_memcpy_write_sm"},
     {"device_to_device_latency_sm", "peer memory access latency from an SM (pointer chase)", "us",
-     true},
-    {"p2p_truth", "P2P truth table: claimed vs working, data checked, NCCL all-reduce", "", true},
-    {"all_reduce", "NCCL all-reduce, float sum, message-size sweep", "GB/s", true},
-    {"all_gather", "NCCL all-gather, message-size sweep", "GB/s", false},
-    {"reduce_scatter", "NCCL reduce-scatter, float sum, message-size sweep", "GB/s", false},
+     true, "device_to_device_latency_sm"},
+    {"p2p_truth", "P2P truth table: claimed vs working, data checked, NCCL all-reduce", "", true,
+     nullptr},
+    {"all_reduce", "NCCL all-reduce, float sum, message-size sweep", "GB/s", true, nullptr},
+    {"all_gather", "NCCL all-gather, message-size sweep", "GB/s", false, nullptr},
+    {"reduce_scatter", "NCCL reduce-scatter, float sum, message-size sweep", "GB/s", false,
+     nullptr},
 };
 
 const BenchInfo* info(std::string_view key) {
@@ -108,17 +125,70 @@ std::string size_label(std::uint64_t bytes) {
 
 Status select(const BenchOptions& options, std::vector<std::string>& keys) {
   keys.clear();
-  for (const auto& k : options.only)
-    if (!info(k))
+  if (!options.match.empty() && options.match != "nvbandwidth")
+    return Status::invalid_input("--match '" + options.match +
+                                 "': the only reference gpuvet bench matches is nvbandwidth");
+  for (const auto& k : options.only) {
+    const BenchInfo* i = info(k);
+    if (!i)
       return Status::invalid_input("unknown benchmark '" + k +
                                    "' (gpuvet bench --list shows them)");
+    if (!options.match.empty() && !i->nvbandwidth)
+      return Status::invalid_input("benchmark '" + k +
+                                   "' has no nvbandwidth counterpart to match (gpuvet bench "
+                                   "--list shows which do)");
+  }
   for (const auto& i : kCatalog) {
-    const bool wanted = options.only.empty() ? (options.full || i.quick)
-                                             : std::find(options.only.begin(), options.only.end(),
-                                                         i.key) != options.only.end();
+    const bool listed =
+        std::find(options.only.begin(), options.only.end(), i.key) != options.only.end();
+    bool wanted = options.only.empty() ? (options.full || i.quick) : listed;
+    if (!options.match.empty()) wanted = i.nvbandwidth && (options.only.empty() || listed);
     if (wanted) keys.push_back(i.key);
   }
   return Status::ok();
+}
+
+namespace {
+std::string mib(std::size_t bytes) { return fmt::format("{} MiB", bytes >> 20); }
+}  // namespace
+
+SuiteSizes suite_sizes(const BenchOptions& options) {
+  SuiteSizes z;
+  const int samples = options.samples > 0 ? options.samples : 5;
+  // Quick: 64 MiB × 8 copies per sample is ≈10 ms at PCIe Gen5 (≈1 ms per copy, far above
+  // per-copy overheads) and keeps pinned allocations cheap; measured on the H200 it gives
+  // the same figures as 256 MiB copies within their spread. Full: 256 MiB × 8, 9 samples.
+  z.copy = {64u << 20, 8, samples};
+  z.local = {1u << 30, 4, samples};
+  z.latency_samples = samples;
+  if (!options.match.empty()) {
+    // nvbandwidth's own sizes for every copy test, so each figure compares like for like.
+    const int n = options.samples > 0 ? options.samples : kNvbandwidthSamples;
+    z.copy = z.local = {kNvbandwidthBufferBytes, kNvbandwidthLoopCount, n};
+    z.latency_samples = n;
+  } else if (options.full) {
+    z.copy.bytes = 256u << 20;
+    z.copy.samples = z.local.samples = std::max(samples, 9);
+  }
+  return z;
+}
+
+std::string suite_text(const BenchOptions& options, const std::vector<std::string>& keys) {
+  const SuiteSizes z = suite_sizes(options);
+  const std::string sizes = fmt::format("{} × {} copies × {} samples per cell", mib(z.copy.bytes),
+                                        z.copy.iterations, z.copy.samples);
+  const std::string count = fmt::format("{} of {} benchmarks", keys.size(), std::size(kCatalog));
+  if (!options.match.empty())
+    return fmt::format(
+        "match nvbandwidth: {}, each as nvbandwidth's testcase of the same "
+        "name measures it, {} (the median of the samples)",
+        count, sizes);
+  const std::string scope = !options.only.empty() ? "only" : options.full ? "full" : "quick";
+  return fmt::format(
+      "{}: {}, {}, device-local {} × {} copies; not nvbandwidth's sizes "
+      "({} × {} × {}): --match nvbandwidth compares like for like",
+      scope, count, sizes, mib(z.local.bytes), z.local.iterations, mib(kNvbandwidthBufferBytes),
+      kNvbandwidthLoopCount, kNvbandwidthSamples);
 }
 
 }  // namespace bench
@@ -179,6 +249,7 @@ BenchReport run_benchmarks(const Facts& facts, const BenchOptions& options) {
     report.notes.push_back(s.message());
     return report;
   }
+  report.suite = bench::suite_text(options, keys);
 #if !GPUVET_HAVE_CUDA
   report.notes.push_back(
       "this gpuvet was built without CUDA (configure with -DGPUVET_CUDA=ON, or use "
@@ -209,17 +280,11 @@ BenchReport run_benchmarks(const Facts& facts, const BenchOptions& options) {
   const std::vector<int> numa = numa_by_ordinal(facts, to_index);
   const int n = env.device_count;
 
-  // Quick: 64 MiB × 8 copies per sample is ≈10 ms at PCIe Gen5 (≈1 ms per copy, far above
-  // per-copy overheads) and keeps pinned allocations cheap; measured on the H200 it gives
-  // the same figures as 256 MiB copies within their spread. Full: 256 MiB × 8, 9 samples.
-  bench::Sizing host{64u << 20, 8, options.samples > 0 ? options.samples : 5};
-  bench::Sizing local{1u << 30, 4, host.samples};
-  bench::Sizing peer{64u << 20, 8, host.samples};
-  bench::Sizing latency{1u << 20, 100000, host.samples};
-  if (options.full) {
-    host.bytes = peer.bytes = 256u << 20;
-    host.samples = local.samples = peer.samples = std::max(host.samples, 9);
-  }
+  const bench::SuiteSizes z = bench::suite_sizes(options);
+  const bench::Sizing host{z.copy.bytes, z.copy.iterations, z.copy.samples};
+  const bench::Sizing local{z.local.bytes, z.local.iterations, z.local.samples};
+  const bench::Sizing peer = host;
+  const bench::Sizing latency{1u << 20, 100000, z.latency_samples};
   std::optional<bench::NcclEnv> nccl;
   auto need_nccl = [&]() -> const bench::NcclEnv& {
     if (!nccl) {
@@ -238,7 +303,9 @@ BenchReport run_benchmarks(const Facts& facts, const BenchOptions& options) {
     BenchMatrix m;
     const bool pairwise = key.rfind("device_to_device", 0) == 0 || key == "p2p_truth";
     const bool all_at_once = key == "all_to_host_ce" || key == "host_to_all_ce";
-    if ((pairwise || all_at_once) && n < 2) {
+    // Every GPU at once is one GPU's copy on a single-GPU node: only nvbandwidth's matching
+    // suite runs it there (nvbandwidth does).
+    if ((pairwise || (all_at_once && options.match.empty())) && n < 2) {
       m = skipped(key, "needs 2 or more GPUs (this machine has " + std::to_string(n) + ")");
     } else if (key == "p2p_truth") {
       for (const auto& p : facts.pairs) {

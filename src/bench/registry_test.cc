@@ -40,6 +40,48 @@ TEST(BenchRegistry, QuickFullAndOnly) {
   EXPECT_FALSE(bench::select(o, keys).is_ok());
 }
 
+// --match nvbandwidth runs what nvbandwidth also runs, at its sizes, and says so; the quick
+// suite says it is not that.
+TEST(BenchRegistry, MatchNvbandwidthRunsItsTestcasesAtItsSizes) {
+  std::vector<std::string> keys;
+  BenchOptions o;
+  o.match = "nvbandwidth";
+  ASSERT_TRUE(bench::select(o, keys).is_ok());
+  EXPECT_TRUE(has(keys, "host_to_device_ce"));
+  EXPECT_TRUE(has(keys, "device_to_host_bidir_ce"));
+  EXPECT_TRUE(has(keys, "device_local_copy"));
+  EXPECT_TRUE(has(keys, "host_to_device_sm"));  // --full only otherwise
+  EXPECT_FALSE(has(keys, "all_reduce"));        // nvbandwidth has no collectives
+  EXPECT_FALSE(has(keys, "host_to_device_pageable"));
+  EXPECT_FALSE(has(keys, "p2p_truth"));
+  for (const auto& b : bench_catalog())
+    EXPECT_EQ(has(keys, b.key), b.nvbandwidth != nullptr) << b.key;
+  const bench::SuiteSizes z = bench::suite_sizes(o);
+  EXPECT_EQ(z.copy.bytes, std::size_t{512} << 20);
+  EXPECT_EQ(z.copy.iterations, 16);
+  EXPECT_EQ(z.copy.samples, 3);
+  EXPECT_EQ(z.local.bytes, z.copy.bytes);  // nvbandwidth's device_local_copy: same buffer
+  EXPECT_EQ(z.local.iterations, 16);
+  EXPECT_NE(bench::suite_text(o, keys).find("match nvbandwidth: 16 of"), std::string::npos)
+      << bench::suite_text(o, keys);
+  // --only narrows it, but only to testcases nvbandwidth has.
+  o.only = {"device_local_copy"};
+  ASSERT_TRUE(bench::select(o, keys).is_ok());
+  EXPECT_EQ(keys, std::vector<std::string>{"device_local_copy"});
+  o.only = {"all_reduce"};
+  EXPECT_FALSE(bench::select(o, keys).is_ok());
+  o.only.clear();
+  o.match = "nccl-tests";
+  EXPECT_FALSE(bench::select(o, keys).is_ok());
+  // The quick suite labels its scope and its sizes against nvbandwidth's.
+  BenchOptions quick;
+  ASSERT_TRUE(bench::select(quick, keys).is_ok());
+  const std::string q = bench::suite_text(quick, keys);
+  EXPECT_NE(q.find("quick: " + std::to_string(keys.size()) + " of "), std::string::npos) << q;
+  EXPECT_NE(q.find("64 MiB × 8 copies × 5 samples"), std::string::npos) << q;
+  EXPECT_NE(q.find("not nvbandwidth's sizes (512 MiB × 16 × 3)"), std::string::npos) << q;
+}
+
 TEST(BenchRegistry, KeysAreUniqueSnakeCase) {
   std::vector<std::string> seen;
   for (const auto& b : bench_catalog()) {

@@ -34,6 +34,7 @@ struct BenchArgs {
   int samples = 0;
   double collective_timeout_s = 20;
   bool plant_corruption = false;
+  std::string match;
 };
 
 }  // namespace
@@ -43,8 +44,15 @@ std::function<Outcome()> setup_bench(CLI::App& app) {
   app.add_flag("--json", args->json, "Print JSON (schema gpuvet.bench/1)");
   auto* quick = app.add_flag("--quick", args->quick,
                              "The quick suite (default): is every link as fast as it should be");
-  app.add_flag("--full", args->full, "Every benchmark, full message-size sweeps, more samples")
-      ->excludes(quick);
+  auto* full =
+      app.add_flag("--full", args->full, "Every benchmark, full message-size sweeps, more samples")
+          ->excludes(quick);
+  app.add_option("--match", args->match,
+                 "nvbandwidth: only the benchmarks nvbandwidth also has, at its buffer size, "
+                 "copies per sample and sample count (512 MiB × 16 × 3), for a side-by-side")
+      ->check(CLI::IsMember({"nvbandwidth"}))
+      ->excludes(quick)
+      ->excludes(full);
   app.add_option("--only", args->only, "Run only these benchmark keys (see --list)");
   app.add_flag("--list", args->list, "List the benchmarks and exit");
   app.add_option("--nccl-lib", args->nccl_lib,
@@ -61,8 +69,9 @@ std::function<Outcome()> setup_bench(CLI::App& app) {
   return [args]() -> Outcome {
     if (args->list) {
       for (const auto& b : bench_catalog())
-        std::cout << fmt::format("{:<30} {:<6} {}{}\n", b.key, b.unit, b.title,
-                                 b.quick ? "" : "  (--full)");
+        std::cout << fmt::format(
+            "{:<30} {:<6} {}{}{}\n", b.key, b.unit, b.title, b.quick ? "" : "  (--full)",
+            b.nvbandwidth ? fmt::format("  [nvbandwidth {}]", b.nvbandwidth) : "");
       return {kExitOk, false};
     }
     BenchOptions options;
@@ -74,6 +83,7 @@ std::function<Outcome()> setup_bench(CLI::App& app) {
     options.collective_timeout =
         std::chrono::milliseconds(static_cast<long long>(args->collective_timeout_s * 1000));
     options.plant_corruption = args->plant_corruption;
+    options.match = args->match;
     // Unknown keys are refused before the node is probed (run_benchmarks would only note it).
     if (const Status s = validate_bench_selection(options); !s.is_ok()) {
       std::cerr << "gpuvet: " << s.message() << "\n";

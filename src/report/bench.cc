@@ -33,11 +33,21 @@ std::string yes_no(const std::optional<bool>& b) { return b ? (*b ? "yes" : "NO"
 
 }  // namespace
 
+// nvbandwidth's testcase for a benchmark key, or nullptr.
+const char* nvbandwidth_testcase(const std::string& key) {
+  for (const auto& b : bench_catalog())
+    if (key == b.key) return b.nvbandwidth;
+  return nullptr;
+}
+
 std::string render_bench_text(const BenchReport& report) {
   std::ostringstream o;
+  if (!report.suite.empty()) o << "suite " << report.suite << "\n\n";
+  const bool matched = report.suite.rfind("match nvbandwidth", 0) == 0;
   for (const auto& m : report.results) {
     o << m.key << " — " << m.title;
     if (!m.unit.empty()) o << " (" << m.unit << ")";
+    if (const char* nv = nvbandwidth_testcase(m.key); matched && nv) o << " = nvbandwidth " << nv;
     o << "\n";
     if (m.skipped) {
       o << "  skipped: " << *m.skipped << "\n\n";
@@ -111,19 +121,22 @@ std::string bench_to_json(const BenchReport& report, int indent) {
                      {"verified", c.verified}});
       cells.push_back(r);
     }
-    results.push_back({{"key", m.key},
-                       {"title", m.title},
-                       {"unit", m.unit},
-                       {"rows", m.rows},
-                       {"cols", m.cols},
-                       {"row_gpu", m.row_gpu},
-                       {"col_gpu", m.col_gpu},
-                       {"size_bytes", opt(m.size_bytes)},
-                       {"cells", cells},
-                       {"skipped", opt(m.skipped)},
-                       {"error", opt(m.error)},
-                       {"notes", m.notes},
-                       {"wall_ms", m.wall_ms}});
+    results.push_back(
+        {{"key", m.key},
+         {"title", m.title},
+         {"unit", m.unit},
+         {"rows", m.rows},
+         {"cols", m.cols},
+         {"row_gpu", m.row_gpu},
+         {"col_gpu", m.col_gpu},
+         {"size_bytes", opt(m.size_bytes)},
+         {"cells", cells},
+         {"skipped", opt(m.skipped)},
+         {"error", opt(m.error)},
+         {"notes", m.notes},
+         {"nvbandwidth_testcase",
+          nvbandwidth_testcase(m.key) ? json(nvbandwidth_testcase(m.key)) : json(nullptr)},
+         {"wall_ms", m.wall_ms}});
   }
   json truth = json::array();
   for (const auto& t : report.p2p_truth)
@@ -142,6 +155,7 @@ std::string bench_to_json(const BenchReport& report, int indent) {
          {"verdict", t.verdict}});
   json doc = {{"schema", "gpuvet.bench/1"},
               {"tool", {{"name", "gpuvet"}, {"version", GPUVET_VERSION}}},
+              {"suite", report.suite},
               {"cuda_available", report.cuda_available},
               {"nccl_version", opt(report.nccl_version)},
               {"wall_ms", report.wall_ms},
