@@ -299,10 +299,11 @@ TEST_F(ScaleEngineGpu, InferOnTwoGpusCommunicates) {
 }
 
 TEST_F(ScaleEngineGpu, TooShortADeadlineEndsInANamedTimeout) {
-  // A 1 ms deadline against a ≈69 GFLOP chunk of GEMMs: the first wait makes no progress in
-  // time, so the run stops with the stalled rank named instead of hanging.
+  // A 50 ms deadline against one chunk of 4000 bf16 4096³ GEMMs (≈550 TFLOP, ≈0.7 s at the
+  // H200's ≈800 TFLOP/s): the first wait makes no progress in time, so the run stops with the
+  // stalled rank named instead of hanging.
   ScalePreset p = small_train();
-  p.flops = 200 * 2.0 * 4096.0 * 4096.0 * 4096.0;  // one chunk of ≈27 TFLOP, ~1 s
+  p.flops = 4000 * 2.0 * 4096.0 * 4096.0 * 4096.0;
   p.grad_bytes = 4 * kMiB;
   p.bucket_bytes = 4 * kMiB;
   EngineConfig c = config(p, 1);
