@@ -28,7 +28,7 @@ struct BenchCell {
   std::optional<double> value;       // GB/s or µs (the matrix's unit); median of the samples
   std::optional<double> spread_pct;  // (max - min) / median × 100 over the samples
   std::optional<std::string> error;  // "cudaErrorPeerAccessUnsupported: …", "wrong data …"
-  std::optional<double> expected;    // what the link/path should give, same unit
+  std::optional<double> expected;    // theoretical figure of the link/path/memory, same unit
   bool via_host = false;             // peer copy that could not use P2P: measured through host
   bool verified = false;             // data checked after the copies
 };
@@ -121,7 +121,8 @@ struct BenchReport {
 // NUMA placement used for pinning host buffers and for the expectations.
 BenchReport run_benchmarks(const Facts& facts, const BenchOptions& options);
 
-// Fills each cell's `expected` from the link/path/model tables (src/hw/expectations.h); rendering
+// Fills each cell's `expected` with the theoretical figure of its link, path or memory
+// (src/hw/expectations.h: from specifications and data sheets, not calibrated); rendering
 // is in gpuvet/report.h.
 void attach_expectations(BenchReport& report, const Facts& facts);
 

@@ -415,10 +415,17 @@ void judge_p2p_truth(std::vector<P2PTruth>& truth) {
 }  // namespace bench
 
 void attach_expectations(BenchReport& report, const Facts& facts) {
+  // Every `expected` is a theoretical figure (hw/expectations.h): the rendering says "% of
+  // theoretical". A note says where each figure comes from; for host↔device it also gives
+  // the PCIe protocol ceiling, the share of the link that the TLP/DLLP overhead leaves for data.
   for (auto& m : report.results) {
     const bool host_bw = m.unit == "GB/s" && (m.key.find("host") != std::string::npos) &&
                          m.key.find("pageable") == std::string::npos &&
                          m.key.find("latency") == std::string::npos;
+    std::vector<std::string> notes;  // one per distinct link or model
+    auto add_note = [&](std::string n) {
+      if (std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(std::move(n));
+    };
     for (std::size_t r = 0; r < m.cells.size(); ++r)
       for (std::size_t c = 0; c < m.cells[r].size(); ++c) {
         BenchCell& cell = m.cells[r][c];
@@ -427,18 +434,36 @@ void attach_expectations(BenchReport& report, const Facts& facts) {
         if (host_bw) {
           const int gpu = rg >= 0 ? rg : cg;
           if (const GpuFacts* g = hw::find_gpu(facts, gpu))
-            if (auto e = hw::expected_host_device(*g)) cell.expected = e->practical_gbps;
+            if (auto e = hw::expected_host_device(*g)) {
+              cell.expected = e->theoretical_gbps;
+              add_note(fmt::format(
+                  "theoretical: Gen{} x{}, {:.1f} GB/s per direction after line encoding; "
+                  "TLP/DLLP overhead at {:.0f}-byte payloads leaves {:.1f} GB/s ({:.0f} % of "
+                  "theoretical) for data",
+                  e->gen, e->width, e->theoretical_gbps, hw::kPcieAssumedMaxPayload,
+                  e->protocol_ceiling_gbps, 100 * e->protocol_efficiency));
+            }
         } else if (m.key == "device_local_copy") {
           if (const GpuFacts* g = hw::find_gpu(facts, rg); g && g->name)
-            if (auto e = hw::expected_device_memory(*g->name))
-              cell.expected = e->practical_copy_gbps;
+            if (auto e = hw::expected_device_memory(*g->name)) {
+              cell.expected = e->copy_gbps;
+              add_note(fmt::format(
+                  "theoretical: {} {:.0f} GB/s peak ({}); a copy reads and writes, so {:.0f} GB/s",
+                  e->model, e->peak_gbps, e->source, e->copy_gbps));
+            }
         } else if (m.key.rfind("device_to_device", 0) == 0 && m.unit == "GB/s" && rg >= 0 &&
                    cg >= 0 && rg != cg) {
           for (const auto& p : facts.pairs)
             if ((p.a == rg && p.b == cg) || (p.a == cg && p.b == rg))
-              if (auto e = hw::expected_peer(facts, p)) cell.expected = e->gbps;
+              if (auto e = hw::expected_peer(facts, p)) {
+                cell.expected = e->theoretical_gbps;
+                add_note(
+                    "theoretical: NV# links × NVIDIA's published per-link rate, or the PCIe "
+                    "link of the slower GPU");
+              }
         }
       }
+    for (auto& n : notes) m.notes.push_back(std::move(n));
   }
 }
 

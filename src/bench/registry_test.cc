@@ -158,7 +158,14 @@ TEST(BenchRegistry, ExpectationsAndRulesJudgeTheFigures) {
   r.results = {host_matrix("host_to_device_ce", 53.9), host_matrix("device_to_host_ce", 11.0)};
   attach_expectations(r, f);
   ASSERT_TRUE(r.results[0].cells[0][0].expected);
-  EXPECT_NEAR(*r.results[0].cells[0][0].expected, 53.5, 0.5);  // Gen5 x16 × 0.85
+  // Gen5 x16 theoretical: 32 GT/s × 16 × 128/130 / 8, nothing taken off.
+  EXPECT_NEAR(*r.results[0].cells[0][0].expected, 63.0, 0.02);
+  // The note states the source and the TLP/DLLP ceiling (256 / 284 of the link).
+  bool ceiling = false;
+  for (const auto& n : r.results[0].notes)
+    ceiling |= n.find("theoretical: Gen5 x16, 63.0 GB/s per direction") != std::string::npos &&
+               n.find("56.8 GB/s (90 % of theoretical)") != std::string::npos;
+  EXPECT_TRUE(ceiling);
 
   Facts judged = f;
   judged.measurements = bench_measurements(r);
@@ -176,10 +183,30 @@ TEST(BenchRegistry, ExpectationsAndRulesJudgeTheFigures) {
 
   const std::string text = render_bench_text(r);
   EXPECT_NE(text.find("53.90"), std::string::npos) << text;
-  EXPECT_NE(text.find("% of the"), std::string::npos) << text;
+  // 53.9 of 63.0: 86 % of theoretical.
+  EXPECT_NE(text.find("GPU0: 53.90 GB/s = 86 % of theoretical (63.0)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("expected"), std::string::npos) << text;
   const auto j = nlohmann::json::parse(bench_to_json(r));
   EXPECT_EQ(j["schema"], "gpuvet.bench/1");
   EXPECT_EQ(j["results"][0]["cells"][0][0]["verified"], true);
+}
+
+TEST(BenchRegistry, LocalCopyIsComparedWithHalfTheDataSheetPeak) {
+  BenchReport r;
+  r.cuda_available = true;
+  BenchMatrix m = host_matrix("device_local_copy", 2091.5);
+  m.cols = {"GPU0"};
+  m.col_gpu = {0};
+  r.results = {m};
+  attach_expectations(r, h200_node());
+  ASSERT_TRUE(r.results[0].cells[0][0].expected);
+  EXPECT_DOUBLE_EQ(*r.results[0].cells[0][0].expected, 2400);  // 4.8 TB/s / 2, no derating
+  ASSERT_FALSE(r.results[0].notes.empty());
+  EXPECT_NE(r.results[0].notes.back().find("NVIDIA H200 Tensor Core GPU data sheet"),
+            std::string::npos)
+      << r.results[0].notes.back();
+  const std::string text = render_bench_text(r);
+  EXPECT_NE(text.find("2091.50 GB/s = 87 % of theoretical (2400.0)"), std::string::npos) << text;
 }
 
 TEST(BenchRegistry, WrongCollectiveResultsBecomeNcclError) {

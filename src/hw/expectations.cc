@@ -54,8 +54,10 @@ struct LinkRate {
   std::string basis;  // "25 GB/s" or "25 GB/s by NVLink 4"
 };
 
-// Per-link rate: what the links themselves report (nvidia-smi nvlink -s, the slowest of the
-// links joining the pair), else the GPU model, else the NVLink version, else the default.
+// Per-link rate: NVIDIA's published figure for the GPU model, else for the NVLink version,
+// else what the links themselves report (nvidia-smi nvlink -s, the slowest of the links
+// joining the pair: a signalling rate, 26.562 GB/s on H100 against the published 25), else
+// the default.
 LinkRate nvlink_rate(const Facts& f, const GpuPair& pair) {
   std::optional<double> reported;
   std::optional<int> version;
@@ -72,14 +74,14 @@ LinkRate nvlink_rate(const Facts& f, const GpuPair& pair) {
       if (l.version && !version) version = l.version;
     }
   }
-  if (reported)
-    return {*reported, fmt::format("{} GB/s reported per link", format_number(*reported, 3))};
   if (name)
     if (auto r = nvlink_link_gbps_for_model(*name))
       return {*r, fmt::format("{} GB/s", gbps_text(*r))};
   if (version)
     if (auto r = nvlink_link_gbps_for_version(*version))
       return {*r, fmt::format("{} GB/s by NVLink {}", gbps_text(*r), *version)};
+  if (reported)
+    return {*reported, fmt::format("{} GB/s reported per link", format_number(*reported, 3))};
   return {kDefaultNvlinkLinkGbps,
           fmt::format("{} GB/s assumed per link", gbps_text(kDefaultNvlinkLinkGbps))};
 }
@@ -89,18 +91,17 @@ LinkRate nvlink_rate(const Facts& f, const GpuPair& pair) {
 // ---------------------------------------------------------------- PCIe
 
 std::optional<LinkExpectation> expected_pcie(int gen, int width) {
-  // Theoretical rate: PCI-SIG line rates after encoding (facts_query.cc pcie_gbps): Gen3 8 GT/s,
-  // Gen4 16, Gen5 32 GT/s with 128b/130b, ≈ 0.985 / 1.97 / 3.94 GB/s per lane and direction.
-  // Practical share: nvbandwidth host_to_device_memcpy_ce on an H200 Gen5 x16 read 53.9 of
-  // 63.0 GB/s (0.86, shared/device-notes.md); the nvbandwidth README's 8-GPU Gen4 box 26.2 of
-  // 31.5 GB/s (0.83).
+  // Theoretical rate: transfer rate × lanes × line encoding (pcie_gbps, which cites the PCIe
+  // Base Specification revisions); the protocol ceiling: the TLP/DLLP arithmetic in
+  // expectations.h. Neither is taken from a measurement.
   auto theoretical = pcie_gbps(gen, width);
   if (!theoretical) return std::nullopt;
   LinkExpectation e;
   e.gen = gen;
   e.width = width;
   e.theoretical_gbps = *theoretical;
-  e.practical_gbps = *theoretical * kPciePracticalEfficiency;
+  e.protocol_efficiency = gen >= 6 ? kPcieFlitProtocolEfficiency : kPcieProtocolEfficiency;
+  e.protocol_ceiling_gbps = *theoretical * e.protocol_efficiency;
   return e;
 }
 
@@ -112,12 +113,18 @@ std::optional<LinkExpectation> expected_host_device(const GpuFacts& g) {
 // ---------------------------------------------------------------- NVLink
 
 std::optional<double> nvlink_link_gbps_for_model(std::string_view gpu_name) {
-  // Per link and direction, from NVIDIA's data sheets (total NVLink bandwidth / links / 2):
-  //   P100 NVLink 1: 160 GB/s over 4 links → 20;  V100 NVLink 2: 300 GB/s over 6 → 25;
-  //   A100 NVLink 3: 600 GB/s over 12 → 25 (A800: 400 over 8);
-  //   H100/H200/H800/H20/GH200 NVLink 4: 900 GB/s over 18 → 25;
-  //   B200/GB200/B300 NVLink 5: 1.8 TB/s over 18 → 50.
-  // nvidia-smi nvlink -s prints the signalling rate: 25 GB/s on A100, 26.562 on H100.
+  // Per link and direction = NVIDIA's published total NVLink bandwidth (both directions
+  // together) / links / 2:
+  //   P100 (NVLink 1): 160 GB/s over 4 links → 20 — "NVIDIA Tesla P100" whitepaper (2016).
+  //   V100 (NVLink 2): 300 GB/s over 6 links → 25 — "NVIDIA Tesla V100 GPU Architecture"
+  //     whitepaper (2017).
+  //   A100 (NVLink 3): 600 GB/s over 12 links → 25 — "NVIDIA A100 Tensor Core GPU
+  //     Architecture" whitepaper (2020); A800: 400 GB/s over 8 (NVIDIA A800 data sheet).
+  //   H100/H800/H20/GH200 (NVLink 4): 900 GB/s over 18 links → 25 — "NVIDIA H100 Tensor Core
+  //     GPU Architecture" whitepaper (2022), H100 data sheet; H200: 900 GB/s, "NVIDIA H200
+  //     Tensor Core GPU" data sheet.
+  //   B100/B200/GB200/B300 (NVLink 5): 1.8 TB/s over 18 links → 50 — "NVIDIA Blackwell
+  //     Architecture Technical Brief" (2024), NVIDIA's NVLink product page.
   struct Row {
     std::string_view model;
     double gbps;
@@ -134,8 +141,8 @@ std::optional<double> nvlink_link_gbps_for_model(std::string_view gpu_name) {
 }
 
 std::optional<double> nvlink_link_gbps_for_version(int version) {
-  // NVLink 1 (Pascal) 20 GB/s per link and direction; 2 (Volta), 3 (Ampere) and 4 (Hopper)
-  // 25 GB/s; 5 (Blackwell) 50 GB/s — the same data sheets as above.
+  // Per link and direction, from the same whitepapers: NVLink 1 (Pascal) 20 GB/s; NVLink 2
+  // (Volta), 3 (Ampere) and 4 (Hopper) 25 GB/s; NVLink 5 (Blackwell) 50 GB/s.
   switch (version) {
     case 1:
       return 20.0;
@@ -160,7 +167,7 @@ std::optional<PeerExpectation> expected_peer(const Facts& f, const GpuPair& pair
       const auto links = nvlink_count(f, pair);
       if (!links) return std::nullopt;
       const LinkRate rate = nvlink_rate(f, pair);
-      e.gbps = *links * rate.gbps;
+      e.theoretical_gbps = *links * rate.gbps;
       e.basis = fmt::format("{} links × {}", *links, rate.basis);
       return e;
     }
@@ -176,23 +183,19 @@ std::optional<PeerExpectation> expected_peer(const Facts& f, const GpuPair& pair
       auto lb = expected_host_device(*gb);
       if (!la || !lb) return std::nullopt;
       const LinkExpectation& slow = la->theoretical_gbps <= lb->theoretical_gbps ? *la : *lb;
-      const std::string link = fmt::format("Gen{} x{} link", slow.gen, slow.width);
-      // A PCIe switch (PIX, PXB) forwards peer traffic at link rate: the nvbandwidth issue-50
-      // RTX A6000 box reads 26.3 GB/s between GPUs under one switch (Gen4 x16, 31.5). Through
-      // the host bridge the root complex forwards it, more slowly (PHB, NODE); across sockets
-      // it also crosses the CPU interconnect (SYS): the same box reads 21.9 GB/s between its
-      // two halves, and cross-socket P2P is often refused and staged through host memory.
-      if (pair.path == PathType::kPIX || pair.path == PathType::kPXB) {
-        e.gbps = slow.theoretical_gbps;
-        e.basis = "the " + link + " of the slower GPU";
-      } else if (pair.path == PathType::kSYS) {
-        e.gbps = slow.theoretical_gbps * kCrossSocketPeerFactor;
-        e.basis = fmt::format("{} × a {}: the traffic crosses the CPU interconnect",
-                              format_number(kCrossSocketPeerFactor, 2), link);
-      } else {
-        e.gbps = slow.theoretical_gbps * kHostBridgePeerFactor;
-        e.basis = fmt::format("{} × a {}: the CPU host bridge forwards the traffic",
-                              format_number(kHostBridgePeerFactor, 2), link);
+      // The theoretical figure is the link's for every PCIe path: a switch (PIX, PXB)
+      // forwards peer traffic at link rate (the nvbandwidth issue-50 RTX A6000 box reads
+      // 26.3 GB/s between GPUs under one switch, Gen4 x16); through the host bridge (PHB,
+      // NODE) or across sockets (SYS) the root complex forwards it at a rate of its own, for
+      // which the allowances in expectations.h stand.
+      e.theoretical_gbps = slow.theoretical_gbps;
+      e.basis = fmt::format("the Gen{} x{} link of the slower GPU", slow.gen, slow.width);
+      if (pair.path == PathType::kSYS) {
+        e.allowance = kCrossSocketPeerFactor;
+        e.allowance_reason = "the traffic crosses the CPU interconnect";
+      } else if (pair.path == PathType::kPHB || pair.path == PathType::kNODE) {
+        e.allowance = kHostBridgePeerFactor;
+        e.allowance_reason = "the CPU host bridge forwards the traffic";
       }
       return e;
     }
@@ -207,47 +210,52 @@ std::optional<PeerExpectation> expected_peer(const Facts& f, const GpuPair& pair
 
 std::optional<MemoryExpectation> expected_device_memory(std::string_view gpu_name) {
   const std::string n = to_lower(gpu_name);
-  auto make = [](std::string model, double peak) {
+  auto make = [](std::string model, double peak, std::string source) {
     MemoryExpectation e;
     e.model = std::move(model);
     e.peak_gbps = peak;
     e.copy_gbps = peak / 2;
-    e.practical_copy_gbps = e.copy_gbps * kMemoryCopyEfficiency;
+    e.source = std::move(source);
     return std::optional<MemoryExpectation>(std::move(e));
   };
-  // Peak memory bandwidth from NVIDIA's product data sheets.
-  // GH200 ships with 96 GB HBM3 (4.0 TB/s) or 144 GB HBM3e (4.9 TB/s): the name alone does not
-  // tell which.
+  // Peak memory bandwidth (GB/s = 1e9 B/s) from NVIDIA's product data sheets, one per row.
+  // GH200 ships with 96 GB HBM3 (4.0 TB/s) or 144 GB HBM3e (4.9 TB/s), "NVIDIA GH200 Grace
+  // Hopper Superchip" data sheet: the name alone does not tell which.
   if (has_model(n, "gh200")) return std::nullopt;
-  // H200 SXM and H200 NVL: 4.8 TB/s HBM3e (H200 data sheet). nvbandwidth device_local_copy
-  // read 2091.5 GB/s on one (shared/device-notes.md): 0.87 of 2400.
-  if (has_model(n, "h200")) return make("H200", 4800);
-  // H100 data sheet: SXM 3.35 TB/s, PCIe 2.0 TB/s, NVL 3.9 TB/s.
+  // "NVIDIA HGX B200" data sheet (HGX/DGX B200): 8 TB/s HBM3e per GPU.
+  if (has_model(n, "b200")) return make("B200", 8000, "NVIDIA HGX B200 data sheet");
+  // "NVIDIA H200 Tensor Core GPU" data sheet: H200 SXM and H200 NVL 4.8 TB/s HBM3e.
+  if (has_model(n, "h200")) return make("H200", 4800, "NVIDIA H200 Tensor Core GPU data sheet");
+  // "NVIDIA H100 Tensor Core GPU" data sheet: SXM 3.35 TB/s, PCIe 2.0 TB/s, NVL 3.9 TB/s.
   if (has_model(n, "h100")) {
-    if (contains(n, "nvl")) return make("H100 NVL", 3900);
-    if (contains(n, "pcie")) return make("H100 PCIe", 2000);
-    return make("H100 SXM", 3350);
+    constexpr const char* kH100 = "NVIDIA H100 Tensor Core GPU data sheet";
+    if (contains(n, "nvl")) return make("H100 NVL", 3900, kH100);
+    if (contains(n, "pcie")) return make("H100 PCIe", 2000, kH100);
+    return make("H100 SXM", 3350, kH100);
   }
-  // A100 data sheet: 80GB SXM 2,039 GB/s, 80GB PCIe 1,935 GB/s, 40GB 1,555 GB/s.
+  // "NVIDIA A100 Tensor Core GPU" data sheet: 80GB SXM 2,039 GB/s, 80GB PCIe 1,935 GB/s,
+  // 40GB (SXM and PCIe) 1,555 GB/s.
   if (has_model(n, "a100")) {
+    constexpr const char* kA100 = "NVIDIA A100 Tensor Core GPU data sheet";
     if (contains(n, "80gb")) {
-      if (contains(n, "pcie")) return make("A100 80GB PCIe", 1935);
-      return make("A100 80GB SXM", 2039);
+      if (contains(n, "pcie")) return make("A100 80GB PCIe", 1935, kA100);
+      return make("A100 80GB SXM", 2039, kA100);
     }
-    if (contains(n, "40gb")) return make("A100 40GB", 1555);
+    if (contains(n, "40gb")) return make("A100 40GB", 1555, kA100);
     return std::nullopt;  // memory size not in the name: 1,555 or ~2,000
   }
-  // V100 data sheet: 900 GB/s (SXM2 and PCIe); V100S PCIe 1,134 GB/s.
-  if (has_model(n, "v100s")) return make("V100S", 1134);
-  if (has_model(n, "v100")) return make("V100", 900);
-  // L40S and L40: 864 GB/s GDDR6; A40: 696 GB/s; A30: 933 GB/s HBM2; A10 (and AWS A10G):
-  // 600 GB/s GDDR6; L4: 300 GB/s — their data sheets.
-  if (has_model(n, "l40s")) return make("L40S", 864);
-  if (has_model(n, "l40")) return make("L40", 864);
-  if (has_model(n, "a40")) return make("A40", 696);
-  if (has_model(n, "a30")) return make("A30", 933);
-  if (has_model(n, "a10")) return make("A10", 600);  // "a10g" too: a letter may follow
-  if (has_model(n, "l4")) return make("L4", 300);
+  // "NVIDIA V100 Tensor Core GPU" data sheet: 900 GB/s (SXM2 and PCIe); V100S PCIe 1,134 GB/s.
+  if (has_model(n, "v100s")) return make("V100S", 1134, "NVIDIA V100 Tensor Core GPU data sheet");
+  if (has_model(n, "v100")) return make("V100", 900, "NVIDIA V100 Tensor Core GPU data sheet");
+  // GDDR6 and HBM2 data-centre boards, each from its NVIDIA data sheet: L40S 864 GB/s, L40
+  // 864 GB/s, A40 696 GB/s, A30 933 GB/s (HBM2), A10 600 GB/s (AWS A10G alike), L4 300 GB/s.
+  if (has_model(n, "l40s")) return make("L40S", 864, "NVIDIA L40S GPU data sheet");
+  if (has_model(n, "l40")) return make("L40", 864, "NVIDIA L40 GPU data sheet");
+  if (has_model(n, "a40")) return make("A40", 696, "NVIDIA A40 GPU data sheet");
+  if (has_model(n, "a30")) return make("A30", 933, "NVIDIA A30 Tensor Core GPU data sheet");
+  if (has_model(n, "a10"))  // "a10g" too: a letter may follow
+    return make("A10", 600, "NVIDIA A10 Tensor Core GPU data sheet");
+  if (has_model(n, "l4")) return make("L4", 300, "NVIDIA L4 Tensor Core GPU data sheet");
   return std::nullopt;
 }
 

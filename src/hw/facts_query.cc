@@ -24,10 +24,27 @@ const GpuFacts* find_gpu_by_bus(const Facts& f, std::string_view pci_bus_id) {
 }
 
 std::optional<double> pcie_gbps(int gen, int width) {
-  // GB/s per lane and direction after encoding.
-  static constexpr double kPerLane[] = {0, 0.25, 0.5, 0.9846, 1.9692, 3.9385, 7.5625};
+  // Per lane and direction: transfer rate (GT/s) × line-encoding efficiency / 8 bits. PCI
+  // Express Base Specification: 2.5 GT/s (Gen1, Rev 1.1) and 5.0 GT/s (Gen2, Rev 2.0) with
+  // 8b/10b (§4.2.1); 8.0 (Gen3, Rev 3.0), 16.0 (Gen4, Rev 4.0) and 32.0 GT/s (Gen5, Rev 5.0)
+  // with 128b/130b (§4.2.2); 64.0 GT/s (Gen6, Rev 6.0) in Flit Mode, where of each 256-byte
+  // flit 242 bytes carry TLPs and DLLPs and 14 the CRC and FEC. Gen4 x16: 16 × 16 × 128/130 /
+  // 8 = 31.5 GB/s.
+  struct Rate {
+    double gt_s;
+    double encoding;
+  };
+  static constexpr Rate kRates[] = {
+      {0, 0},
+      {2.5, 8.0 / 10.0},
+      {5.0, 8.0 / 10.0},
+      {8.0, 128.0 / 130.0},
+      {16.0, 128.0 / 130.0},
+      {32.0, 128.0 / 130.0},
+      {64.0, 242.0 / 256.0},
+  };
   if (gen < 1 || gen > 6 || width < 1 || width > 32) return std::nullopt;
-  return kPerLane[gen] * width;
+  return kRates[gen].gt_s * kRates[gen].encoding / 8.0 * width;
 }
 
 std::string format_number(double v, int decimals) {

@@ -67,7 +67,8 @@ std::string render_bench_text(const BenchReport& report) {
       for (const auto& cell : m.cells[r]) o << fmt::format("{:>12}", cell_text(cell));
       o << "\n";
     }
-    // Spread, expectation and errors, cell by cell, only where there is something to say.
+    // Spread, share of the theoretical figure and errors, cell by cell, only where there is
+    // something to say.
     for (std::size_t r = 0; r < m.cells.size(); ++r)
       for (std::size_t c = 0; c < m.cells[r].size(); ++c) {
         const BenchCell& cell = m.cells[r][c];
@@ -76,8 +77,8 @@ std::string render_bench_text(const BenchReport& report) {
         if (cell.error) o << "  " << where << ": ERROR " << *cell.error << "\n";
         if (cell.value && cell.expected && *cell.expected > 0)
           o << fmt::format(
-              "  {}: {:.2f} {} = {:.0f} % of the {:.1f} expected{}{}\n", where, *cell.value, m.unit,
-              100.0 * *cell.value / *cell.expected, *cell.expected,
+              "  {}: {:.2f} {} = {:.0f} % of theoretical ({:.1f}){}{}\n", where, *cell.value,
+              m.unit, 100.0 * *cell.value / *cell.expected, *cell.expected,
               cell.spread_pct ? fmt::format(", spread {:.1f} %", *cell.spread_pct) : "",
               cell.verified ? ", data verified" : "");
       }

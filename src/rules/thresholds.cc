@@ -61,9 +61,10 @@ const Key kKeys[] = {
     {"xid_window_h", &Thresholds::xid_window_h,
      "xid-error: events older than this many hours are history (info)"},
     {"h2d_fraction", &Thresholds::h2d_fraction,
-     "h2d-bandwidth-low: measured under this share of the link's rate"},
+     "h2d-bandwidth-low: measured under this share of the link's theoretical rate"},
     {"p2p_fraction", &Thresholds::p2p_fraction,
-     "p2p-bandwidth-low: measured under this share of the path's rate"},
+     "p2p-bandwidth-low: measured under this share of the path's theoretical rate (PHB, NODE: × "
+     "0.8; SYS: × 0.5)"},
     {"scaling_efficiency", &Thresholds::scaling_efficiency,
      "scaling-inefficient: throughput(N) / (N × throughput(1)) under this"},
     {"comm_share_high", &Thresholds::comm_share_high,
