@@ -24,10 +24,6 @@ const std::map<std::string, std::string> kUnsupported = {
      "`nvlink -c` capabilities: no field in the facts model"},
     {"nvlink/llmaction-h800-nvlink-gt-d-r-idle-vs-training-counters.txt",
      "`nvlink -gt` traffic counters: no field in the facts model"},
-    {"nvsmi-text/gengwg-10x-quadro-rtx8000-default-table-drv470.txt",
-     "plain `nvidia-smi` summary table: everything in it is in -q, which gpuvet reads"},
-    {"nvsmi-text/gpud-8x-h100-default-table-drv550.txt",
-     "plain `nvidia-smi` summary table: everything in it is in -q, which gpuvet reads"},
 };
 
 TEST(CorpusTest, EveryRealOutputIsRecognisedOrListed) {

@@ -126,6 +126,36 @@ TEST(CliDiagnose, ExitCodesFollowTheWorstFinding) {
   EXPECT_NE(r.out.find("gpu-missing"), std::string::npos) << r.out;
 }
 
+// Plain `nvidia-smi` pastes: a lost GPU above the table and a driver nvidia-smi cannot reach
+// are critical (exit 2); a healthy table stays quiet (exit 0).
+TEST(CliDiagnose, PlainNvidiaSmiPastes) {
+  const auto dir = std::filesystem::temp_directory_path() / "gpuvet-cli-nvidia-smi";
+  std::filesystem::create_directories(dir);
+  const std::string table =
+      testing::read_file(testing::fixture("capture/nvsmi/gpud-8x-h100-default-table-drv550.txt"));
+  {
+    std::ofstream(dir / "lost.txt")
+        << "$ nvidia-smi\nUnable to determine the device handle for GPU0000:2A:00.0: GPU is "
+           "lost.  Reboot the system to recover this GPU\n"
+        << table;
+    std::ofstream(dir / "no-driver.txt")
+        << "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make "
+           "sure that the latest NVIDIA driver is installed and running.\n";
+    std::ofstream(dir / "healthy.txt") << table;
+  }
+  auto lost = gpuvet({"diagnose", "--json", "--from", (dir / "lost.txt").string()});
+  EXPECT_EQ(lost.exit_code, 2) << lost.out << lost.err;
+  EXPECT_NE(lost.out.find("\"id\": \"gpu-unresponsive\""), std::string::npos) << lost.out;
+  EXPECT_NE(lost.out.find("0000:2a:00.0"), std::string::npos) << lost.out;
+  auto no_driver = gpuvet({"diagnose", "--json", "--from", (dir / "no-driver.txt").string()});
+  EXPECT_EQ(no_driver.exit_code, 2) << no_driver.out << no_driver.err;
+  EXPECT_NE(no_driver.out.find("\"id\": \"gpu-missing\""), std::string::npos) << no_driver.out;
+  auto healthy = gpuvet({"diagnose", "--from", (dir / "healthy.txt").string()});
+  EXPECT_EQ(healthy.exit_code, 0) << healthy.out << healthy.err;
+  EXPECT_NE(healthy.out.find("8× NVIDIA H100 80GB HBM3"), std::string::npos) << healthy.out;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CliDiagnose, JsonCarriesFindingsBottleneckAndVerdict) {
   auto r = gpuvet({"diagnose", "--json", "--from", article("task-05.txt")});
   EXPECT_EQ(r.exit_code, 1) << r.err;

@@ -13,6 +13,7 @@
 #include "import/nccl_log.h"
 #include "import/nvsmi_csv.h"
 #include "import/nvsmi_monitor.h"
+#include "import/nvsmi_table.h"
 #include "import/nvsmi_text.h"
 #include "import/nvsmi_topo.h"
 #include "import/nvsmi_xml.h"
@@ -132,6 +133,13 @@ const std::vector<Importer>& importers() {
        "the same facts as -q -x, from the text layout (old and new section names)"},
       {"nvidia-smi-L", "nvidia-smi -L", sniff_nvsmi_list, import_nvsmi_list,
        "GPU index, name, UUID; MIG devices"},
+      {"nvidia-smi", "nvidia-smi (the default table, every driver's layout) and its error lines",
+       sniff_nvsmi_table, import_nvsmi_table,
+       "driver/CUDA version; per GPU name, bus id, persistence, temperature, perf state, power "
+       "draw and cap, memory, utilisation, ECC mode and volatile uncorrected count, MIG mode; "
+       "compute processes; GPUs that do not answer (ERR!, \"Unable to determine the device "
+       "handle\", \"GPU is lost\"); no driver (\"couldn't communicate with the NVIDIA driver\", "
+       "\"No devices were found\")"},
       {"nvidia-smi-query-csv", "nvidia-smi --query-gpu=… --format=csv[,nounits]",
        sniff_nvsmi_query_csv, import_nvsmi_query_csv,
        "whichever per-GPU fields the query asked for"},

@@ -11,6 +11,7 @@
 
 #include "core/text_scan.h"
 #include "core/util.h"
+#include "import/nvsmi_table.h"
 
 namespace gpuvet::import {
 
@@ -691,7 +692,9 @@ int sniff_nvsmi_q(std::string_view text) {
   return 0;
 }
 
-Status import_nvsmi_q(std::string_view text, Facts& out) {
+namespace {
+
+Status read_nvsmi_q(std::string_view text, Facts& out) {
   Tree t = build_tree(text);
   const Node& root = t.root();
 
@@ -754,6 +757,15 @@ Status import_nvsmi_q(std::string_view text, Facts& out) {
         "indices here count the sections shown and may not be NVML indices",
         *attached, sections.size()));
   return Status::ok();
+}
+
+}  // namespace
+
+// A GPU nvidia-smi cannot reach has no section, only its error line above the others.
+Status import_nvsmi_q(std::string_view text, Facts& out) {
+  Status st = read_nvsmi_q(text, out);
+  if (nvsmi::read_error_lines(text, out) > 0) return Status::ok();
+  return st;
 }
 
 // ================================================================== nvidia-smi -L
