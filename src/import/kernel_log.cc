@@ -509,7 +509,8 @@ struct State {
   std::map<std::string, std::size_t> aer_at;    // kind + bdf → index in out.pcie_aer
   std::map<std::string, std::size_t> iommu_at;  // kind + bdf → index in out.iommu_faults
   std::optional<std::size_t> last_aer;          // the record the "[ 0] RxErr" lines belong to
-  std::optional<std::size_t> last_iommu;        // the record an old "[fault reason]" line ends
+  std::size_t last_aer_line = 0;
+  std::optional<std::size_t> last_iommu;  // the record an old "[fault reason]" line ends
   // "AER: Corrected error received: 0000:01:00.0" waits for its "PCIe Bus Error" line, which
   // names the layer and (Multiple …) the device; alone it counts as one error.
   struct PendingAer {
@@ -705,6 +706,7 @@ void record_aer(State& s, const std::string& kind, const std::optional<std::stri
                 std::string_view message) {
   s.last_aer = count_device_error(s.out.pcie_aer, s.aer_at, kind, bdf, driver, st, message,
                                   s.options.boot_unix_time);
+  s.last_aer_line = s.line_no;
 }
 
 void flush_pending_aer(State& s) {
@@ -727,7 +729,19 @@ void flush_pending_drhd(State& s) {
 bool process_aer(State& s, std::string_view text) {
   const std::size_t bus_error = find(text, "PCIe Bus Error: severity=");
   std::size_t aer = bus_error == npos ? find(text, "AER: ") : npos;
-  if (bus_error == npos && aer == npos) return false;
+  if (bus_error == npos && aer == npos) {
+    // Kernels before 4.19 print the detail lines without "AER: ": "pcieport 0000:00:03.0:
+    //    [ 0] Receiver Error", right after the error they belong to.
+    const std::size_t d =
+        s.last_aer && s.line_no - s.last_aer_line <= kAerPendingLines ? find(text, ":    [") : npos;
+    if (d == npos || d < 4) return false;
+    std::size_t j = d + 6;
+    skip_spaces(text, j);
+    if (!read_number(text, j, 2) || !at(text, j, ']')) return false;
+    std::string_view name = text.substr(j + 1);
+    add_detail(s.out.pcie_aer[*s.last_aer], trim(name.substr(0, name.find('('))));
+    return true;
+  }
   if (bus_error != npos) {
     std::size_t end = 0;
     auto kind = aer_severity_at(text, bus_error + 25, &end);

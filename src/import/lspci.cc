@@ -113,8 +113,9 @@ std::string_view label_of(std::string_view trimmed) {
   const std::size_t colon = trimmed.find(':');
   if (colon == npos || colon == 0 || colon > 40) return {};
   const std::string_view label = trimmed.substr(0, colon);
+  // "Kernel driver in use" has spaces; a flag line ("ECRC- UnsupReq+ …") is no label.
   for (char c : label)
-    if (c == ' ' || c == '\t') return {};
+    if (c == '+' || c == '=' || c == '\t' || c == '[' || c == '<') return {};
   return label;
 }
 
