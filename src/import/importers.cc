@@ -162,7 +162,8 @@ const std::vector<Importer>& importers() {
        sniff_lspci, import_lspci,
        "PCI devices (bus id, class, name, driver, port type, bridge bus ranges); per NVIDIA GPU: "
        "PCIe gen/width current (LnkSta) and max (LnkCap, with the port above), ACS redirect on "
-       "the bridges up to the root port; AER status bits set on GPUs and bridges"},
+       "the bridges up to the root port; GPU pairs below one switch (PIX, PXB); AER status bits "
+       "set on GPUs and bridges"},
       {"numactl-hardware", "numactl --hardware / -H", sniff_numactl_hardware,
        import_numactl_hardware, "NUMA nodes: CPUs, memory, distances"},
       {"numactl-show", "numactl --show", sniff_numactl_show, import_numactl_show,

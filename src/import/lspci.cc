@@ -614,6 +614,7 @@ Status import_lspci(std::string_view text, Facts& out) {
   });
   std::set<std::string> placed;  // bridges above some GPU
   bool some_chain_unknown = false;
+  std::vector<std::vector<const Dev*>> chains;  // per GPU, nearest bridge first
   for (std::size_t k = 0; k < gpus.size(); ++k) {
     const Dev& dev = *gpus[k];
     GpuFacts g;
@@ -624,6 +625,7 @@ Status import_lspci(std::string_view text, Facts& out) {
     g.pcie.gen_device_max = dev.d.gen_cap;
     bool complete = false;
     const auto up = chain(dev, complete);
+    chains.push_back(complete ? up : std::vector<const Dev*>{});
     // Max as NVML reports it: the lower of the GPU and the port above it.
     const Dev* port = up.empty() ? nullptr : up.front();
     auto lower = [](std::optional<int> a, std::optional<int> b) {
@@ -661,6 +663,35 @@ Status import_lspci(std::string_view text, Facts& out) {
     }
     out.gpus.push_back(std::move(g));
   }
+
+  // GPU pairs below one PCIe switch: PIX when their ports hang below the same upstream port (one
+  // switch, nvidia-smi's "single PCIe bridge"), PXB when the nearest shared bridge is higher up
+  // but below the root port. Pairs that meet at the root port or above (PHB, NODE, SYS) need
+  // the host bridges and sockets, which lspci does not show: left to topo -m.
+  for (std::size_t a = 0; a < chains.size(); ++a)
+    for (std::size_t b = a + 1; b < chains.size(); ++b) {
+      const auto& ca = chains[a];
+      const auto& cb = chains[b];
+      if (ca.size() < 2 || cb.size() < 2) continue;
+      std::size_t ia = 0, ib = 0;
+      bool met = false;
+      for (ia = 0; ia < ca.size() && !met; ++ia)
+        for (ib = 0; ib < cb.size(); ++ib)
+          if (ca[ia] == cb[ib]) {
+            met = true;
+            break;
+          }
+      if (!met) continue;
+      --ia;
+      const Dev* shared = ca[ia];
+      if (shared->d.port_type && *shared->d.port_type == "Root Port") continue;
+      if (ia + 1 == ca.size() || ib + 1 == cb.size()) continue;  // the top bridge: root port
+      GpuPair pair;
+      pair.a = static_cast<int>(a);
+      pair.b = static_cast<int>(b);
+      pair.path = ia <= 1 && ib <= 1 ? PathType::kPIX : PathType::kPXB;
+      out.pairs.push_back(pair);
+    }
 
   // Redirecting bridges that no GPU of the paste is known to sit below: only worth saying when
   // the paste does not place the GPUs (none listed, or some chain unknown).

@@ -12,7 +12,9 @@
 // of the two, as NVML and the live sysfs probe report it), and acs_redirects_p2p /
 // acs_bridges from the bridges between the GPU and its root port — the same fields the live
 // probe fills, so the same rules fire. Bridges with ACS redirect whose GPUs are not known (a
-// grep paste, a paste without GPUs) go to HostFacts.acs_redirect_unplaced.
+// grep paste, a paste without GPUs) go to HostFacts.acs_redirect_unplaced. GPU pairs below one
+// PCIe switch become Facts.pairs with path PIX (ports of one switch) or PXB (switches below a
+// switch); pairs meeting at the root port or above are left to topo -m.
 //
 // Hand-written scanning over string_view (no regular expressions): linear time, bounded
 // memory (devices, flags and notes are capped), safe on garbage, truncated or binary input.

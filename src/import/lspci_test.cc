@@ -140,6 +140,27 @@ TEST(Lspci, TreeGivesGpusAndTheBridgesAboveThem) {
   EXPECT_TRUE(has_note(f, "lspci without -vvv")) << notes(f);
 }
 
+TEST(Lspci, GpusBelowOneSwitchArePix) {
+  for (const char* name :
+       {"lspci-tv-3x-h100-pcie-switch.txt", "lspci-vvv-2x-h100-pcie-gen5-switch-healthy.txt"}) {
+    const Facts f = parse(fixture(name));
+    ASSERT_EQ(f.pairs.size(), 1u) << name << ": e3:00.0 sits on its own root port";
+    EXPECT_EQ(f.pairs[0].a, 0);
+    EXPECT_EQ(f.pairs[0].b, 1);
+    EXPECT_EQ(f.pairs[0].path, PathType::kPIX);
+  }
+  // Two switches below a third: PXB.
+  const Facts f = parse(
+      "-[0000:00]-+-00.0  Intel Corporation Device 09a2\n"
+      "           \\-01.0-[01-07]----00.0-[02-07]--+-00.0-[03-04]----00.0-[04]----00.0  NVIDIA "
+      "Corporation GA100 [A100 PCIe 80GB]\n"
+      "                                           \\-01.0-[05-07]----00.0-[06]----00.0  NVIDIA "
+      "Corporation GA100 [A100 PCIe 80GB]\n");
+  ASSERT_EQ(f.gpus.size(), 2u);
+  ASSERT_EQ(f.pairs.size(), 1u);
+  EXPECT_EQ(f.pairs[0].path, PathType::kPXB);
+}
+
 TEST(Lspci, TreeAndVerboseOutputInOneText) {
   const std::string text = fixture("lspci-tv-3x-h100-pcie-switch.txt") + "\n" +
                            fixture("lspci-vvv-2x-h100-pcie-x8-downgraded-acs-redirect-aer.txt");
