@@ -129,6 +129,7 @@ struct Thresholds {
   double misleading_power_fraction = 0.35;  // util ≥ 90 % while power under this share
   double driver_call_slow_ms = 1000;        // an NVML call this slow is itself a finding
   int pcie_replay_warn_count = 50;          // fewer replays since driver load: info only
+  int pcie_aer_corrected_warn_count = 10;   // fewer corrected AER errors in the log: info only
 };
 
 // Reads a TOML file with a [thresholds] table (keys as above). Unknown keys and

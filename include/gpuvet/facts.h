@@ -79,6 +79,10 @@ struct HostFacts {
   std::map<std::string, std::string> driver_params;  // a few relevant driver params, raw
   std::optional<bool> virtual_machine;               // hypervisor flag in /proc/cpuinfo
   IommuState iommu;
+  // Bridges with ACS request/completion redirect set whose GPUs below are not known (an
+  // `lspci -vvv | grep ACSCtl` paste, or bridges of a paste that lists no GPU):
+  // "0000:00:01.0 (RR,CR)", or "ACSCtl line 3 (RR,CR)" when the device was not printed.
+  std::vector<std::string> acs_redirect_unplaced;
   std::optional<HostPressure> pressure;
   // When the facts were read: uptime and wall clock of the node at collection (live, or a
   // capture that recorded them). Xid ages are measured from here.
@@ -252,12 +256,35 @@ struct XidEvent {
   std::string message;  // the rest of the line
 };
 
+// Kernel-log reports of one kind about one PCI device, counted: PCIe AER errors ("PCIe Bus
+// Error: severity=Corrected, …"), IOMMU faults ("DMAR: [DMA Read] Request device [17:00.0]
+// …", "AMD-Vi: Event logged [IO_PAGE_FAULT …]"). One record per (kind, device); a log of a
+// million identical lines stays one record with its count.
+struct DeviceErrorLog {
+  // AER: "corrected", "uncorrected-nonfatal", "uncorrected-fatal". IOMMU: "dma-read",
+  // "dma-write", "io-page-fault", "interrupt-remap", "other" (the fault's own word otherwise).
+  std::string kind;
+  std::optional<std::string> pci_bus_id;  // normalised "0000:17:00.0"; empty when not printed
+  std::optional<std::string> driver;      // the driver that printed it: "nvidia", "pcieport"
+  std::uint64_t count = 0;
+  // Distinct error names, layers and fault reasons, in first-seen order (capped):
+  // "Physical Layer", "RxErr", "PTE Read access is not set".
+  std::vector<std::string> details;
+  std::optional<double> first_uptime_s;
+  std::optional<double> last_uptime_s;
+  std::optional<std::int64_t> first_unix_time;
+  std::optional<std::int64_t> last_unix_time;
+  std::string last_message;  // the last such line, cleaned and cut
+};
+
 struct KernelLog {
   std::string source;  // "/dev/kmsg", "dmesg", "journalctl -k", file name…
   bool readable = false;
   std::optional<std::string> why_unreadable;
   std::vector<XidEvent> xids;
-  std::vector<std::string> fallen_off_bus;  // "GPU has fallen off the bus" lines
+  std::vector<std::string> fallen_off_bus;   // "GPU has fallen off the bus" lines
+  std::vector<DeviceErrorLog> pcie_aer;      // PCIe AER errors, per device and severity
+  std::vector<DeviceErrorLog> iommu_faults;  // IOMMU (DMAR, AMD-Vi) faults, per device and kind
 };
 
 // ---------------------------------------------------------------- processes
@@ -282,6 +309,31 @@ struct NicPath {
   std::string nic;  // "mlx5_0" (or "NIC0" when the legend is missing)
   int gpu = 0;
   PathType path = PathType::kUnknown;
+};
+
+// A PCI device as `lspci` shows it: the GPUs, the bridges above them and the other devices
+// of the paste. Bus numbers are hexadecimal in lspci and plain integers here.
+struct PciDevice {
+  std::string bdf;                           // normalised "0000:17:00.0"
+  std::optional<std::string> class_name;     // "3D controller", "PCI bridge"
+  std::optional<std::string> class_code;     // "0302", when lspci -nn printed it
+  std::optional<std::string> vendor_device;  // "10de:2330", when lspci -nn printed it
+  std::optional<std::string> name;           // "NVIDIA Corporation GH100 [H100 SXM5 80GB]"
+  std::optional<std::string> driver;         // "Kernel driver in use: nvidia"
+  std::optional<std::string> port_type;      // "Root Port", "Downstream Port", "Endpoint", …
+  std::optional<std::string> upstream;       // bdf of the bridge it sits below, when known
+  std::optional<int> secondary_bus;          // a bridge's bus range
+  std::optional<int> subordinate_bus;
+  std::optional<int> gen_cap;  // LnkCap: what the device (or port) supports
+  std::optional<int> width_cap;
+  std::optional<int> gen_sta;  // LnkSta: what the link trained to
+  std::optional<int> width_sta;
+  std::vector<std::string> acs_ctl;  // ACSCtl flags set: "SrcValid", "ReqRedir", …
+  // AER status bits set and not masked: UESta (uncorrectable; "fatal" those UESvrt marks
+  // fatal) and CESta (correctable): "CmpltTO", "RxErr", …
+  std::vector<std::string> aer_uncorrected;
+  std::vector<std::string> aer_uncorrected_fatal;
+  std::vector<std::string> aer_corrected;
 };
 
 // One thing a NCCL_DEBUG=INFO log says that matters for triage.
@@ -383,6 +435,7 @@ struct Facts {
   std::vector<GpuSample> samples;  // time series, ordered by (gpu, t_s)
   std::vector<NumaBinding> numa_bindings;
   std::vector<ScaleRun> scale_runs;
+  std::vector<PciDevice> pci_devices;  // lspci: merged by bdf
   // True when GPU facts are missing because the driver/NVML could not answer
   // at all (not installed, stub library, version mismatch, init timeout).
   bool gpu_facts_unavailable = false;

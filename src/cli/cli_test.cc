@@ -222,6 +222,37 @@ TEST(CliDiagnose, APasteOnStandardInput) {
       << facts.value().out.substr(0, 400);
 }
 
+TEST(CliDiagnose, LspciPastes) {
+  const std::string lspci = std::string(GPUVET_TEST_DATA) + "/fixtures/lspci/";
+  // A GPU whose link trained at x8 of x16, behind switch ports with ACS redirect set.
+  auto bad = gpuvet(
+      {"diagnose", "--from", lspci + "lspci-vvv-2x-h100-pcie-x8-downgraded-acs-redirect-aer.txt"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
+  EXPECT_NE(bad.out.find("pcie-link-degraded"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("GPU1 PCIe Gen5 x8 of max x16 (0000:19:00.0)"), std::string::npos)
+      << bad.out;
+  EXPECT_NE(bad.out.find("acs-blocks-p2p"), std::string::npos) << bad.out;
+  // Gen5 x16, ACS off, no AER bits that matter: quiet.
+  auto good =
+      gpuvet({"diagnose", "--from", lspci + "lspci-vvv-2x-h100-pcie-gen5-switch-healthy.txt"});
+  EXPECT_EQ(good.exit_code, 0) << good.out << good.err;
+  EXPECT_EQ(good.out.find("WARNING"), std::string::npos) << good.out;
+  // The same lspci paste with a kernel log: the AER errors the port received are GPU1's.
+  auto both = make_process_runner()->run(
+      {"sh", "-c",
+       "{ echo '$ sudo lspci -vvv'; cat '" + lspci +
+           "lspci-vvv-2x-h100-pcie-gen5-switch-healthy.txt'; echo '$ dmesg'; cat '" +
+           GPUVET_TEST_DATA +
+           "/fixtures/kernel-log/written-dmesg-aer-corrected-storm-gpu-port.log'; } | '" +
+           GPUVET_BINARY + "' diagnose --json --from -"},
+      std::chrono::seconds(30));
+  ASSERT_TRUE(both.is_ok());
+  EXPECT_EQ(both.value().exit_code, 1) << both.value().out << both.value().err;
+  EXPECT_NE(both.value().out.find("12 PCIe AER corrected errors on GPU1 (0000:19:00.0)"),
+            std::string::npos)
+      << both.value().out;
+}
+
 TEST(CliDiagnose, FindingsDocIsGeneratedFromTheCatalog) {
   auto r = gpuvet({"findings", "--markdown"});
   EXPECT_EQ(r.exit_code, 0);

@@ -129,6 +129,7 @@ void fields(V& v, T&... t) {
   v("nvlink_disabled_by_driver", t.nvlink_disabled_by_driver...);
   v("driver_params", t.driver_params...);
   v("iommu", t.iommu...);
+  v("acs_redirect_unplaced", t.acs_redirect_unplaced...);
   v("pressure", t.pressure...);
   v("uptime_s", t.uptime_s...);
   v("collected_unix", t.collected_unix...);
@@ -292,6 +293,20 @@ void fields(V& v, T&... t) {
   v("message", t.message...);
 }
 
+template <class V, MaybeConst<DeviceErrorLog>... T>
+void fields(V& v, T&... t) {
+  v("kind", t.kind...);
+  v("pci_bus_id", t.pci_bus_id...);
+  v("driver", t.driver...);
+  v("count", t.count...);
+  v("details", t.details...);
+  v("first_uptime_s", t.first_uptime_s...);
+  v("last_uptime_s", t.last_uptime_s...);
+  v("first_unix_time", t.first_unix_time...);
+  v("last_unix_time", t.last_unix_time...);
+  v("last_message", t.last_message...);
+}
+
 // gpuvet.report/1 writes the Xids beside "kernel_log", as the top-level "xids".
 template <class V, MaybeConst<KernelLog>... T>
 void fields(V& v, T&... t) {
@@ -300,6 +315,8 @@ void fields(V& v, T&... t) {
   v("why_unreadable", t.why_unreadable...);
   v("fallen_off_bus", t.fallen_off_bus..., kAppend);
   v("xids", t.xids..., kAppend);
+  v("pcie_aer", t.pcie_aer..., kAppend);
+  v("iommu_faults", t.iommu_faults..., kAppend);
 }
 
 // ---------------------------------------------------------------- processes
@@ -325,6 +342,28 @@ void fields(V& v, T&... t) {
   v("nic", t.nic...);
   v("gpu", t.gpu...);
   v("path", t.path...);
+}
+
+template <class V, MaybeConst<PciDevice>... T>
+void fields(V& v, T&... t) {
+  v("bdf", t.bdf...);
+  v("class_name", t.class_name...);
+  v("class_code", t.class_code...);
+  v("vendor_device", t.vendor_device...);
+  v("name", t.name...);
+  v("driver", t.driver...);
+  v("port_type", t.port_type...);
+  v("upstream", t.upstream...);
+  v("secondary_bus", t.secondary_bus...);
+  v("subordinate_bus", t.subordinate_bus...);
+  v("gen_cap", t.gen_cap...);
+  v("width_cap", t.width_cap...);
+  v("gen_sta", t.gen_sta...);
+  v("width_sta", t.width_sta...);
+  v("acs_ctl", t.acs_ctl...);
+  v("aer_uncorrected", t.aer_uncorrected...);
+  v("aer_uncorrected_fatal", t.aer_uncorrected_fatal...);
+  v("aer_corrected", t.aer_corrected...);
 }
 
 template <class V, MaybeConst<NcclEvent>... T>
@@ -417,6 +456,7 @@ void fields(V& v, T&... t) {
   v("samples", t.samples..., kAppend);
   v("numa_bindings", t.numa_bindings..., kAppend);
   v("scale_runs", t.scale_runs..., kAppend);
+  v("pci_devices", t.pci_devices...);
   v("imported", t.imported..., kAppend);
   v("input_problems", t.input_problems..., kAppend);
   v("notes", t.notes...);

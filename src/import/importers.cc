@@ -10,6 +10,7 @@
 #include "import/gpuvet_json.h"
 #include "import/host_tools.h"
 #include "import/kernel_log.h"
+#include "import/lspci.h"
 #include "import/nccl_log.h"
 #include "import/nvsmi_csv.h"
 #include "import/nvsmi_monitor.h"
@@ -162,7 +163,15 @@ const std::vector<Importer>& importers() {
        import_driver_version, "kernel driver version"},
       {"kernel-log", "dmesg, dmesg -T, journalctl -k, /dev/kmsg, syslog", sniff_kernel_log,
        import_kernel_log,
-       "Xid events (code, bus id, pid, process, time), 'fallen off the bus' reports"},
+       "Xid events (code, bus id, pid, process, time), 'fallen off the bus' reports, PCIe AER "
+       "errors (corrected, non-fatal, fatal) and IOMMU faults (DMAR, AMD-Vi) per device"},
+      {"lspci",
+       "lspci -vvv / -vv / -v / -nn / -s <bdf>, plain lspci, lspci -tv trees, grep of -vvv",
+       sniff_lspci, import_lspci,
+       "PCI devices (bus id, class, name, driver, port type, bridge bus ranges); per NVIDIA GPU: "
+       "PCIe gen/width current (LnkSta) and max (LnkCap, with the port above), ACS redirect on "
+       "the bridges up to the root port; GPU pairs below one switch (PIX, PXB); AER status bits "
+       "set on GPUs and bridges"},
       {"numactl-hardware", "numactl --hardware / -H", sniff_numactl_hardware,
        import_numactl_hardware, "NUMA nodes: CPUs, memory, distances"},
       {"numactl-show", "numactl --show", sniff_numactl_show, import_numactl_show,

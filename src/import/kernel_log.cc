@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <limits>
+#include <map>
 
 #include "core/util.h"
 
@@ -502,6 +503,27 @@ struct State {
   std::string joined;  // text + continuations, only when there are continuations
   bool has_continuation = false;
   bool xid_found = false;
+
+  // PCIe AER and IOMMU faults, counted per (kind, device).
+  std::size_t line_no = 0;
+  std::map<std::string, std::size_t> aer_at;    // kind + bdf → index in out.pcie_aer
+  std::map<std::string, std::size_t> iommu_at;  // kind + bdf → index in out.iommu_faults
+  std::optional<std::size_t> last_aer;          // the record the "[ 0] RxErr" lines belong to
+  std::size_t last_aer_line = 0;
+  std::optional<std::size_t> last_iommu;  // the record an old "[fault reason]" line ends
+  // "AER: Corrected error received: 0000:01:00.0" waits for its "PCIe Bus Error" line, which
+  // names the layer and (Multiple …) the device; alone it counts as one error.
+  struct PendingAer {
+    std::string kind;
+    std::optional<std::string> bdf;
+    std::optional<std::string> driver;
+    std::string message;
+    Stamp stamp;
+    std::size_t line_no = 0;
+  };
+  std::optional<PendingAer> pending_aer;
+  // "DMAR: DRHD: handling fault status reg 2" waits for its "Request device" line.
+  std::optional<PendingAer> pending_drhd;
 };
 
 XidEvent event_from_stamp(const Stamp& st, std::optional<std::int64_t> boot) {
@@ -579,6 +601,293 @@ void note_gpu_uuid(std::string_view text, KernelLogParseStats& stats) {
   stats.gpu_uuid_by_bus_id[*bus] = std::string(text.substr(u, end - u));
 }
 
+// ------------------------------------------------------------------ PCIe AER, IOMMU faults
+
+// Records per log and details per record: an AER storm of a million lines stays small.
+constexpr std::size_t kMaxDeviceRecords = 512;
+constexpr std::size_t kMaxDetails = 12;
+// Lines after "AER: … error received" within which its "PCIe Bus Error" line is looked for.
+constexpr std::size_t kAerPendingLines = 8;
+
+// "nvidia 0000:17:00.0" before a message ("nvidia 0000:17:00.0: AER: …"): the driver and the
+// device that printed it.
+void device_prefix(std::string_view before, std::optional<std::string>& driver,
+                   std::optional<std::string>& bdf) {
+  before = rtrim(before);
+  if (!before.empty() && before.back() == ':') before.remove_suffix(1);
+  const std::size_t sp = before.rfind(' ');
+  if (sp == npos || sp == 0) return;
+  std::string_view dev = before.substr(sp + 1);
+  // Only a full "dddd:bb:dd.f" (the kernel's dev_name of a PCI device) is a device.
+  if (dev.size() != 12 || dev[4] != ':' || dev[7] != ':' || dev[10] != '.') return;
+  auto b = normalize_pci_bus_id(dev);
+  if (!b) return;
+  bdf = b;
+  std::string_view drv = trim(before.substr(0, sp));
+  if (const std::size_t sp2 = drv.rfind(' '); sp2 != npos) drv = drv.substr(sp2 + 1);
+  if (!drv.empty() && drv.size() <= 32) driver = clean_text(drv, 32);
+}
+
+// A bus id written at s[i]: "0000:01:00.0", "01:00.0"; empty on anything else.
+std::optional<std::string> bdf_at(std::string_view s, std::size_t i) {
+  std::size_t j = i;
+  while (j < s.size() && j - i < 16 &&
+         (is_digit(s[j]) || (s[j] >= 'a' && s[j] <= 'f') || (s[j] >= 'A' && s[j] <= 'F') ||
+          s[j] == ':' || s[j] == '.'))
+    ++j;
+  const std::string_view v = s.substr(i, j - i);
+  if (v.size() != 7 && v.size() != 12) return std::nullopt;
+  if (v[v.size() - 2] != '.' || v[v.size() - 5] != ':') return std::nullopt;
+  return normalize_pci_bus_id(v);
+}
+
+// "Corrected", "Correctable", "Uncorrected (Non-Fatal)", "Uncorrectable (Fatal)" at s[i].
+std::optional<std::string> aer_severity_at(std::string_view s, std::size_t i, std::size_t* end) {
+  static constexpr std::pair<std::string_view, std::string_view> kWords[] = {
+      {"Corrected", "corrected"},
+      {"Correctable", "corrected"},
+      {"Uncorrected (Non-Fatal)", "uncorrected-nonfatal"},
+      {"Uncorrectable (Non-Fatal)", "uncorrected-nonfatal"},
+      {"Uncorrected (Fatal)", "uncorrected-fatal"},
+      {"Uncorrectable (Fatal)", "uncorrected-fatal"},
+  };
+  for (auto [word, kind] : kWords)
+    if (starts_at(s, i, word)) {
+      if (end) *end = i + word.size();
+      return std::string(kind);
+    }
+  return std::nullopt;
+}
+
+void add_detail(DeviceErrorLog& r, std::string_view d) {
+  d = trim(d);
+  if (d.empty() || r.details.size() >= kMaxDetails) return;
+  std::string text = clean_text(d, 64);
+  if (std::find(r.details.begin(), r.details.end(), text) == r.details.end())
+    r.details.push_back(std::move(text));
+}
+
+// One more error of `kind` on `bdf`: its record, made on first sight.
+std::optional<std::size_t> count_device_error(std::vector<DeviceErrorLog>& list,
+                                              std::map<std::string, std::size_t>& at,
+                                              const std::string& kind,
+                                              const std::optional<std::string>& bdf,
+                                              const std::optional<std::string>& driver,
+                                              const Stamp& st, std::string_view message,
+                                              std::optional<std::int64_t> boot) {
+  const std::string key = kind + "|" + bdf.value_or("");
+  auto it = at.find(key);
+  if (it == at.end()) {
+    if (list.size() >= kMaxDeviceRecords) return std::nullopt;
+    it = at.emplace(key, list.size()).first;
+    DeviceErrorLog r;
+    r.kind = kind;
+    r.pci_bus_id = bdf;
+    list.push_back(std::move(r));
+  }
+  DeviceErrorLog& r = list[it->second];
+  ++r.count;
+  if (!r.driver && driver) r.driver = driver;
+  const XidEvent when = event_from_stamp(st, boot);
+  if (when.uptime_s) {
+    if (!r.first_uptime_s) r.first_uptime_s = when.uptime_s;
+    r.last_uptime_s = when.uptime_s;
+  }
+  if (when.unix_time) {
+    if (!r.first_unix_time) r.first_unix_time = when.unix_time;
+    r.last_unix_time = when.unix_time;
+  }
+  r.last_message = clean_text(rtrim(message), 512);
+  return it->second;
+}
+
+void record_aer(State& s, const std::string& kind, const std::optional<std::string>& bdf,
+                const std::optional<std::string>& driver, const Stamp& st,
+                std::string_view message) {
+  s.last_aer = count_device_error(s.out.pcie_aer, s.aer_at, kind, bdf, driver, st, message,
+                                  s.options.boot_unix_time);
+  s.last_aer_line = s.line_no;
+}
+
+void flush_pending_aer(State& s) {
+  if (!s.pending_aer) return;
+  const auto p = std::move(*s.pending_aer);
+  s.pending_aer.reset();
+  record_aer(s, p.kind, p.bdf, p.driver, p.stamp, p.message);
+}
+
+void flush_pending_drhd(State& s) {
+  if (!s.pending_drhd) return;
+  const auto p = std::move(*s.pending_drhd);
+  s.pending_drhd.reset();
+  s.last_iommu = count_device_error(s.out.iommu_faults, s.iommu_at, "fault", std::nullopt,
+                                    std::nullopt, p.stamp, p.message, s.options.boot_unix_time);
+}
+
+// A PCIe AER line of the kernel's aer driver (drivers/pci/pcie/aer.c, 3.x to 6.x wordings).
+// True when the line was one.
+bool process_aer(State& s, std::string_view text) {
+  const std::size_t bus_error = find(text, "PCIe Bus Error: severity=");
+  std::size_t aer = bus_error == npos ? find(text, "AER: ") : npos;
+  if (bus_error == npos && aer == npos) {
+    // Kernels before 4.19 print the detail lines without "AER: ": "pcieport 0000:00:03.0:
+    //    [ 0] Receiver Error", right after the error they belong to.
+    const std::size_t d =
+        s.last_aer && s.line_no - s.last_aer_line <= kAerPendingLines ? find(text, ":    [") : npos;
+    if (d == npos || d < 4) return false;
+    std::size_t j = d + 6;
+    skip_spaces(text, j);
+    if (!read_number(text, j, 2) || !at(text, j, ']')) return false;
+    std::string_view name = text.substr(j + 1);
+    add_detail(s.out.pcie_aer[*s.last_aer], trim(name.substr(0, name.find('('))));
+    return true;
+  }
+  if (bus_error != npos) {
+    std::size_t end = 0;
+    auto kind = aer_severity_at(text, bus_error + 25, &end);
+    if (!kind) return true;
+    std::optional<std::string> driver, bdf;
+    std::string_view before = text.substr(0, bus_error);
+    if (const std::size_t a = before.rfind("AER:"); a != npos) before = before.substr(0, a);
+    device_prefix(before, driver, bdf);
+    // 3.x/4.x: "…, id=00e0(Receiver ID)": bus 00, devfn e0 on the printing port's domain.
+    if (const std::size_t id = find(text, ", id=", end); id != npos && id + 9 <= text.size()) {
+      unsigned v = 0;
+      if (std::sscanf(std::string(text.substr(id + 5, 4)).c_str(), "%4x", &v) == 1) {
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "%s:%02x:%02x.%x", bdf ? bdf->substr(0, 4).c_str() : "0000",
+                      (v >> 8) & 0xff, (v >> 3) & 0x1f, v & 7);
+        bdf = std::string(buf);
+      }
+    }
+    if (s.pending_aer && s.pending_aer->kind == *kind) {
+      auto p = std::move(*s.pending_aer);
+      s.pending_aer.reset();
+      if (!bdf) bdf = p.bdf;
+      record_aer(s, *kind, bdf, driver, p.stamp, text);
+    } else {
+      flush_pending_aer(s);
+      record_aer(s, *kind, bdf, driver, s.stamp, text);
+    }
+    if (s.last_aer) {
+      if (const std::size_t t = find(text, ", type=", end); t != npos) {
+        std::string_view layer = text.substr(t + 7);
+        layer = layer.substr(0, layer.find(','));
+        add_detail(s.out.pcie_aer[*s.last_aer], layer);
+      }
+    }
+    return true;
+  }
+  // After "AER: ": "[Multiple ]<severity> error [message ]received: <bdf>|from <bdf>|id=…",
+  // or the detail lines of the error just recorded: "[ 0] RxErr   (First)".
+  std::size_t i = aer + 5;
+  skip_spaces(text, i);
+  if (at(text, i, '[')) {
+    std::size_t j = i + 1;
+    skip_spaces(text, j);
+    if (read_number(text, j, 2) && at(text, j, ']') && s.last_aer) {
+      std::string_view name = text.substr(j + 1);
+      name = trim(name.substr(0, name.find('(')));
+      add_detail(s.out.pcie_aer[*s.last_aer], name);
+    }
+    return true;
+  }
+  if (starts_at(text, i, "Multiple ")) i += 9;
+  std::size_t end = 0;
+  auto kind = aer_severity_at(text, i, &end);
+  if (!kind) return true;  // "AER: enabled with IRQ 122", "aer_status: …": not an error
+  std::size_t r = find(text, " received", end);
+  if (r == npos || r - end > 16) return true;
+  r += 9;
+  if (starts_at(text, r, " from ")) r += 6;
+  if (at(text, r, ':')) ++r;
+  skip_spaces(text, r);
+  State::PendingAer p;
+  p.kind = *kind;
+  p.stamp = s.stamp;
+  p.line_no = s.line_no;
+  p.message = std::string(text.substr(0, std::min(text.size(), kMaxTextBytes)));
+  std::optional<std::string> port;
+  device_prefix(text.substr(0, aer), p.driver, port);
+  p.bdf = bdf_at(text, r);
+  if (!p.bdf) p.bdf = port;  // "id=0018" (old kernels) is resolved by its Bus Error line
+  p.driver.reset();          // the port's driver, not the device's
+  flush_pending_aer(s);
+  s.pending_aer = std::move(p);
+  return true;
+}
+
+// An IOMMU fault: Intel DMAR ("DMAR: [DMA Read NO_PASID] Request device [17:00.0] fault addr
+// 0x… [fault reason 0x06] PTE Read access is not set", the older two-line form, "DMAR: DRHD:
+// handling fault status reg 2") and AMD-Vi ("AMD-Vi: Event logged [IO_PAGE_FAULT device=17:00.0
+// domain=0x0000 address=0x… flags=0x0020]", the device in the prefix on newer kernels).
+bool process_iommu(State& s, std::string_view text) {
+  const std::size_t dmar = find(text, "DMAR:");
+  const std::size_t amd = dmar == npos ? find(text, "AMD-Vi: Event logged [") : npos;
+  const std::size_t page_fault = dmar == npos && amd == npos ? find(text, "IO_PAGE_FAULT") : npos;
+  if (dmar == npos && amd == npos && page_fault == npos) return false;
+  std::optional<std::string> driver, bdf;
+  if (dmar != npos) {
+    if (find(text, "DRHD: handling fault status") != npos) {
+      flush_pending_drhd(s);
+      s.pending_drhd = State::PendingAer{"fault",      std::nullopt,
+                                         std::nullopt, std::string(text.substr(0, kMaxTextBytes)),
+                                         s.stamp,      s.line_no};
+      return true;
+    }
+    const std::size_t req = find(text, "Request device [");
+    const std::size_t reason = find(text, "fault reason ");
+    if (req == npos) {
+      // The second line of the old form: "DMAR:[fault reason 06] PTE Read access is not set".
+      if (reason != npos && s.last_iommu) {
+        const std::size_t close = text.find(']', reason);
+        if (close != npos) add_detail(s.out.iommu_faults[*s.last_iommu], text.substr(close + 1));
+      }
+      return true;
+    }
+    s.pending_drhd.reset();  // this is the fault the DRHD line announced
+    bdf = bdf_at(text, req + 16);
+    std::string kind = "other";
+    std::size_t k = dmar + 5;
+    skip_spaces(text, k);
+    if (starts_at(text, k, "[DMA Read")) kind = "dma-read";
+    if (starts_at(text, k, "[DMA Write")) kind = "dma-write";
+    if (starts_at(text, k, "[INTR-REMAP")) kind = "interrupt-remap";
+    std::optional<std::string> printer;  // DMAR lines are printed by no device: unused
+    device_prefix(text.substr(0, dmar), driver, printer);
+    s.last_iommu = count_device_error(s.out.iommu_faults, s.iommu_at, kind, bdf, driver, s.stamp,
+                                      text, s.options.boot_unix_time);
+    if (reason != npos && s.last_iommu) {
+      const std::size_t close = text.find(']', reason);
+      if (close != npos) add_detail(s.out.iommu_faults[*s.last_iommu], text.substr(close + 1));
+    }
+    return true;
+  }
+  std::string kind = "io-page-fault";
+  std::size_t head = page_fault;
+  if (amd != npos) {
+    head = amd;
+    std::size_t w = amd + 22;
+    std::size_t e = w;
+    while (e < text.size() && e - w < 40 && text[e] != ' ' && text[e] != ']') ++e;
+    kind.clear();
+    for (char c : text.substr(w, e - w))
+      kind.push_back(c == '_'                 ? '-'
+                     : (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a')
+                                              : c);
+    if (kind.empty()) kind = "other";
+  }
+  if (const std::size_t d = find(text, "device=", head); d != npos) bdf = bdf_at(text, d + 7);
+  std::optional<std::string> prefix_bdf;
+  std::string_view before = text.substr(0, head);
+  if (const std::size_t a = before.rfind("AMD-Vi:"); a != npos) before = before.substr(0, a);
+  device_prefix(before, driver, prefix_bdf);
+  if (!bdf) bdf = prefix_bdf;
+  s.last_iommu = count_device_error(s.out.iommu_faults, s.iommu_at, kind, bdf, driver, s.stamp,
+                                    text, s.options.boot_unix_time);
+  return true;
+}
+
 void process_line(State& s, std::string_view line) {
   line = rtrim(line);
   if (s.stats) ++s.stats->lines;
@@ -631,6 +940,13 @@ void process_line(State& s, std::string_view line) {
 
   if (s.stats && contains(text, "GPU at PCI:")) note_gpu_uuid(text, *s.stats);
 
+  ++s.line_no;
+  if (s.pending_aer && s.line_no - s.pending_aer->line_no > kAerPendingLines) flush_pending_aer(s);
+  if (s.pending_drhd && s.line_no - s.pending_drhd->line_no > kAerPendingLines)
+    flush_pending_drhd(s);
+  if (!continuation && !contains(text, "NVRM") && (process_aer(s, text) || process_iommu(s, text)))
+    return;
+
   std::size_t pos = find(text, "Xid (");
   if (pos == npos) return;
   XidEvent ev = event_from_stamp(s.stamp, s.options.boot_unix_time);
@@ -666,6 +982,8 @@ void parse_kernel_log(std::string_view text, KernelLog& out, const KernelLogPars
     i = end + 1;
   }
   finish_record(s);
+  flush_pending_aer(s);
+  flush_pending_drhd(s);
 }
 
 bool looks_like_kernel_log(std::string_view text) {

@@ -1,5 +1,5 @@
-// import/kernel_log.h — the kernel-log text parser: NVRM Xid events and "GPU has fallen off
-// the bus" reports, out of any saved or live kernel log.
+// import/kernel_log.h — the kernel-log text parser: NVRM Xid events, "GPU has fallen off the
+// bus" reports, PCIe AER errors and IOMMU faults, out of any saved or live kernel log.
 //
 // One parser for every source: the live reader (probe/kernel_log_source.h) hands it what
 // /dev/kmsg or `dmesg` returned, the offline importer hands it whatever file a user saved.
@@ -46,6 +46,14 @@ struct KernelLogParseStats {
   std::map<std::string, std::string> gpu_uuid_by_bus_id;
 };
 
+// Also counts, per device and kind, the PCIe AER errors of the kernel's aer driver ("AER:
+// Corrected error received: 0000:01:00.0", "AER: Multiple Uncorrectable (Fatal) error message
+// received from …", "PCIe Bus Error: severity=…, type=…, (Receiver ID)", the "[ 0] RxErr" detail
+// lines, 3.x "id=00e0" forms) into out.pcie_aer, and IOMMU faults (Intel "DMAR: [DMA Read
+// NO_PASID] Request device [17:00.0] … [fault reason 0x06] …", "DMAR: DRHD: handling fault
+// status reg", AMD "AMD-Vi: Event logged [IO_PAGE_FAULT device=17:00.0 …]" with the device in
+// the event or in the line's prefix) into out.iommu_faults.
+//
 // Appends every Xid event of `text` to out.xids and every record mentioning "fallen off the
 // bus" (an Xid 79 line, "NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.", the legacy
 // "NVRM: GPU at 0000:01:00.0 has fallen off the bus." or the multi-line "The NVIDIA GPU …

@@ -748,3 +748,137 @@ TEST(KernelLogRealShared, EveryXidLineOfEveryFileParses) {
 
 }  // namespace
 }  // namespace gpuvet::import
+
+namespace gpuvet::import {
+namespace {
+
+const DeviceErrorLog* record(const std::vector<DeviceErrorLog>& list, const std::string& kind,
+                             const std::optional<std::string>& bdf) {
+  for (const auto& r : list)
+    if (r.kind == kind && r.pci_bus_id == bdf) return &r;
+  return nullptr;
+}
+
+TEST(KernelLogAer, CorrectedErrorsAreCountedPerDeviceWithTheirLayersAndNames) {
+  auto text = read_text(std::string(GPUVET_TEST_DATA) +
+                        "/fixtures/kernel-log/written-dmesg-aer-corrected-storm-gpu-port.log");
+  ASSERT_TRUE(text);
+  const KernelLog log = parse(*text);
+  ASSERT_EQ(log.pcie_aer.size(), 1u) << "one device, one severity: one record";
+  const DeviceErrorLog& r = log.pcie_aer[0];
+  EXPECT_EQ(r.kind, "corrected");
+  EXPECT_EQ(r.pci_bus_id, "0000:19:00.0") << "the device the port received the error from";
+  EXPECT_EQ(r.driver, "nvidia");
+  EXPECT_EQ(r.count, 12u) << "each received/Bus Error pair counts once";
+  EXPECT_EQ(r.details, (std::vector<std::string>{"Physical Layer", "RxErr", "Data Link Layer",
+                                                 "BadTLP", "BadDLLP"}));
+  EXPECT_DOUBLE_EQ(*r.first_uptime_s, 5123.456789);
+  EXPECT_DOUBLE_EQ(*r.last_uptime_s, 5740.0001);
+  EXPECT_TRUE(log.xids.empty());
+}
+
+TEST(KernelLogAer, UncorrectedSeveritiesAndOldIdForm) {
+  const KernelLog log = parse(
+      "[  100.0] pcieport 0000:00:01.0: AER: Uncorrected (Non-Fatal) error received: "
+      "0000:01:00.0\n"
+      "[  100.1] nvidia 0000:01:00.0: AER: PCIe Bus Error: severity=Uncorrected (Non-Fatal), "
+      "type=Transaction Layer, (Requester ID)\n"
+      "[  100.2] nvidia 0000:01:00.0: AER:    [14] CmpltTO                (First)\n"
+      "[  200.0] pcieport 0000:00:03.0: AER: Uncorrected (Fatal) error received: id=0018\n"
+      "[  200.1] pcieport 0000:00:03.0: PCIe Bus Error: severity=Uncorrected (Fatal), "
+      "type=Transaction Layer, id=0018(Receiver ID)\n"
+      "[  300.0] pcieport 0000:40:01.1: AER: Uncorrectable (Fatal) error message received from "
+      "0000:41:00.0\n"
+      "[  400.0] pcieport 0000:40:01.1: AER: Multiple Correctable error message received from "
+      "0000:41:00.0\n");
+  const auto* nonfatal = record(log.pcie_aer, "uncorrected-nonfatal", "0000:01:00.0");
+  ASSERT_TRUE(nonfatal);
+  EXPECT_EQ(nonfatal->count, 1u);
+  EXPECT_EQ(nonfatal->details, (std::vector<std::string>{"Transaction Layer", "CmpltTO"}));
+  const auto* old = record(log.pcie_aer, "uncorrected-fatal", "0000:00:03.0");
+  ASSERT_TRUE(old) << "id=0018: bus 00, device 03, function 0";
+  EXPECT_EQ(old->count, 1u);
+  // A received line whose Bus Error line never came (rate-limited) still counts.
+  const auto* fatal = record(log.pcie_aer, "uncorrected-fatal", "0000:41:00.0");
+  ASSERT_TRUE(fatal);
+  EXPECT_EQ(fatal->count, 1u);
+  ASSERT_TRUE(record(log.pcie_aer, "corrected", "0000:41:00.0"));
+  EXPECT_EQ(log.pcie_aer.size(), 4u);
+}
+
+TEST(KernelLogAer, NonErrorAerLinesAreNotCounted) {
+  const KernelLog log = parse(
+      "[    0.9] pcieport 0000:00:01.0: AER: enabled with IRQ 24\n"
+      "[    1.0] acpi PNP0A08:00: _OSC: OS now controls [PCIeHotplug SHPCHotplug PME AER "
+      "PCIeCapability LTR DPC]\n"
+      "[    2.0] pci 0000:17:00.0: [10de:2330] type 00 class 0x030200\n");
+  EXPECT_TRUE(log.pcie_aer.empty());
+  EXPECT_TRUE(log.iommu_faults.empty());
+}
+
+TEST(KernelLogIommu, IntelDmarFaultsNewAndOldForms) {
+  const KernelLog log = parse(
+      "[ 7000.1] DMAR: DRHD: handling fault status reg 2\n"
+      "[ 7000.2] DMAR: [DMA Read NO_PASID] Request device [17:00.0] fault addr 0x7f0000000 "
+      "[fault reason 0x06] PTE Read access is not set\n"
+      "[ 7000.3] DMAR: [DMA Write] Request device [0000:17:00.0] PASID ffffffff fault addr "
+      "0xfe000 [fault reason 0x05] PTE Write access is not set\n"
+      "[ 7001.0] DMAR:[DMA Read] Request device [03:00.0] fault addr 7f0000\n"
+      "[ 7001.0] DMAR:[fault reason 06] PTE Read access is not set\n"
+      "[ 7002.0] DMAR: [INTR-REMAP] Request device [f0:1f.0] fault index 0x0 [fault reason "
+      "0x25] Blocked a compatibility format interrupt request\n"
+      "[ 7003.0] DMAR: DRHD: handling fault status reg 3\n");
+  const auto* read = record(log.iommu_faults, "dma-read", "0000:17:00.0");
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->count, 1u);
+  EXPECT_EQ(read->details, std::vector<std::string>{"PTE Read access is not set"});
+  ASSERT_TRUE(record(log.iommu_faults, "dma-write", "0000:17:00.0"));
+  const auto* old = record(log.iommu_faults, "dma-read", "0000:03:00.0");
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->details, std::vector<std::string>{"PTE Read access is not set"});
+  ASSERT_TRUE(record(log.iommu_faults, "interrupt-remap", "0000:f0:1f.0"));
+  // The last DRHD line had no Request line after it: a fault of an unnamed device.
+  const auto* unnamed = record(log.iommu_faults, "fault", std::nullopt);
+  ASSERT_TRUE(unnamed);
+  EXPECT_EQ(unnamed->count, 1u) << "the first DRHD line is the 17:00.0 read fault's";
+}
+
+TEST(KernelLogIommu, AmdViIoPageFaultsWithTheDeviceInTheEventOrThePrefix) {
+  const KernelLog log = parse(
+      "[ 7001.5] nvidia 0000:41:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x0000 "
+      "address=0xfd000000 flags=0x0020]\n"
+      "[ 7001.6] AMD-Vi: Event logged [IO_PAGE_FAULT device=41:00.0 domain=0x0000 "
+      "address=0xfd000040 flags=0x0020]\n"
+      "[ 7001.7] iommu ivhd0: AMD-Vi: Event logged [IO_PAGE_FAULT device=0000:42:00.0 "
+      "domain=0x0000 address=0x0 flags=0x0000]\n"
+      "[ 7001.8] AMD-Vi: Event logged [INVALID_DEVICE_REQUEST device=42:00.0 pasid=0x00000 "
+      "address=0x0 flags=0x0a00]\n");
+  const auto* a = record(log.iommu_faults, "io-page-fault", "0000:41:00.0");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->count, 2u);
+  EXPECT_EQ(a->driver, "nvidia");
+  ASSERT_TRUE(record(log.iommu_faults, "io-page-fault", "0000:42:00.0"));
+  ASSERT_TRUE(record(log.iommu_faults, "invalid-device-request", "0000:42:00.0"));
+}
+
+TEST(KernelLogAer, AStormStaysOneRecordAndGarbageIsSafe) {
+  std::string storm;
+  for (int i = 0; i < 100000; ++i)
+    storm +=
+        "[ 1.0] nvidia 0000:19:00.0: AER: PCIe Bus Error: severity=Corrected, type=Physical "
+        "Layer, (Receiver ID)\n";
+  const KernelLog log = parse(storm);
+  ASSERT_EQ(log.pcie_aer.size(), 1u);
+  EXPECT_EQ(log.pcie_aer[0].count, 100000u);
+  for (const char* text :
+       {"AER: ", "AER: Corrected", "AER: Corrected error received: ", "PCIe Bus Error: severity=",
+        "PCIe Bus Error: severity=Corrected, id=", "x 0000:00:00.0: PCIe Bus Error: severity=Fatal",
+        "DMAR: [", "DMAR: Request device [", "AMD-Vi: Event logged [",
+        "IO_PAGE_FAULT device=", "AMD-Vi: Event logged [IO_PAGE_FAULT device=zz:00.0]"}) {
+    const KernelLog k = parse(text);
+    for (const auto& r : k.pcie_aer) EXPECT_GE(r.count, 1u);
+  }
+}
+
+}  // namespace
+}  // namespace gpuvet::import

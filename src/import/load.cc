@@ -22,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Commands whose output gpuvet reads; a prompt line must run one of them to split a session.
-constexpr std::array<std::string_view, 20> kKnownCommands = {"nvidia-smi",
+constexpr std::array<std::string_view, 21> kKnownCommands = {"nvidia-smi",
                                                              "dmesg",
                                                              "journalctl",
                                                              "numactl",
@@ -41,7 +41,8 @@ constexpr std::array<std::string_view, 20> kKnownCommands = {"nvidia-smi",
                                                              "all_reduce_perf",
                                                              "NCCL_DEBUG=INFO",
                                                              "python",
-                                                             "torchrun"};
+                                                             "torchrun",
+                                                             "lspci"};
 
 bool known_command(std::string_view cmd) {
   cmd = trim(cmd);
@@ -304,7 +305,7 @@ class FactsMerger {
   }
   // Two kernel logs of one node (dmesg and journalctl -k) become one, named by both sources.
   void operator()(std::string_view, KernelLog& d, KernelLog& s) {
-    if (s.source.empty() && s.xids.empty()) return;
+    if (s.source.empty() && s.xids.empty() && s.pcie_aer.empty() && s.iommu_faults.empty()) return;
     if (d.source.empty()) {
       d = std::move(s);
       return;
@@ -312,6 +313,20 @@ class FactsMerger {
     if (d.source.find(s.source) == std::string::npos) d.source += ", " + s.source;
     d.readable = d.readable || s.readable;
     Merger("kernel_log.", origin_, notes_).merge(d, s);
+  }
+  // The same PCI device (bdf) of two lspci inputs is merged field by field.
+  void operator()(std::string_view, std::vector<PciDevice>& d, std::vector<PciDevice>& s) {
+    std::map<std::string, std::size_t> at;  // bdf → index in d
+    for (std::size_t i = 0; i < d.size(); ++i) at.try_emplace(d[i].bdf, i);
+    for (auto& p : s) {
+      auto [it, inserted] = at.try_emplace(p.bdf, d.size());
+      if (inserted)
+        d.push_back(std::move(p));
+      else
+        Merger("pci " + p.bdf + " ", origin_, notes_).merge(d[it->second], p);
+    }
+    std::sort(d.begin(), d.end(),
+              [](const PciDevice& x, const PciDevice& y) { return x.bdf < y.bdf; });
   }
   // A process seen on the same GPU with the same host pid is the same process.
   void operator()(std::string_view, std::vector<ProcessFacts>& d, std::vector<ProcessFacts>& s) {

@@ -319,6 +319,31 @@ inline constexpr CatalogEntry kCatalog[] = {
      "bundle), fix that, and gate again; do not return the node to service on an unknown "
      "verdict.",
      "story 3"},
+    {"pcie-aer-errors", "PCIe AER errors on a GPU's link or the node's PCIe", "pcie", kWarning,
+     kTopology, B::kHardware,
+     "the kernel log reports PCIe AER errors on a GPU or a port above it: uncorrectable fatal "
+     "(critical; warning on a device known to be off every GPU's path), uncorrectable non-fatal "
+     "(warning), corrected at or above "
+     "pcie_aer_corrected_warn_count (warning; fewer, or on another device: info); or lspci shows "
+     "AER status bits set and not masked on a GPU or a bridge above it (UnsupReq and "
+     "AdvNonFatalErr alone, common on healthy ports, are ignored)",
+     "The PCIe link of the GPU, or a port or switch on its path, reports transmission errors. "
+     "Corrected ones are resent at a bandwidth cost and often come before worse; uncorrectable "
+     "ones lose data and can reset the link or make the GPU fall off the bus.",
+     "Reseat the GPU and its riser or cables, check the slot, the switch and the BIOS PCIe "
+     "settings (forced speed, ASPM) and firmware; watch whether the count rises under load. A "
+     "fatal error means drain the node until the link is fixed.",
+     "task 2"},
+    {"iommu-fault", "The IOMMU blocked a device's DMA", "pcie", kWarning, kTopology, B::kComms,
+     "the kernel log has IOMMU faults (Intel DMAR \"Request device\", AMD-Vi IO_PAGE_FAULT) on a "
+     "GPU's bus id or from the nvidia driver (warning); on another or an unnamed device (info)",
+     "The IOMMU refused a memory access of the device because the address is not mapped for it. "
+     "With GPUs this is usually peer-to-peer or GPUDirect RDMA traffic under a translating IOMMU "
+     "(not iommu=pt): the transfer fails or hangs. Without P2P, a driver or DMA bug.",
+     "Use iommu=pt (or turn the IOMMU off) on bare-metal training nodes, disable ACS redirect on "
+     "the GPU switches, and re-run the peer bandwidth test; if faults come without P2P, update "
+     "the driver and look at the job that ran at that time.",
+     "task 4"},
 };
 
 inline constexpr SymptomPattern kSymptoms[] = {

@@ -1,7 +1,8 @@
 // rules_topology.cc — the article's step 3: the plumbing between GPUs, and NCCL's view of it.
 //
 // pcie-link-degraded, pcie-replay-errors, gpu-pair-crosses-numa, p2p-unavailable,
-// nvlink-down, fabric-degraded, acs-blocks-p2p, nccl-degraded-path, nccl-error.
+// nvlink-down, fabric-degraded, acs-blocks-p2p, pcie-aer-errors, iommu-fault,
+// nccl-degraded-path, nccl-error.
 //
 // Benign cases stay quiet: an idle GPU that downshifted its PCIe generation, a VM that hides
 // the link (a note), a one-GPU box without P2P or with NVLink disabled (a note), P2P that the
@@ -399,6 +400,27 @@ void check_fabric(const Context& c, Emitter& e) {
 
 void check_acs(const Context& c, Emitter& e) {
   const Facts& f = c.facts;
+  // Redirecting bridges that no input ties to a GPU (a grep of lspci -vvv): said once for the
+  // node, as info, since the bridges may lead to other devices.
+  const bool any_gpu_redirected = std::any_of(f.gpus.begin(), f.gpus.end(), [](const GpuFacts& g) {
+    return g.acs_redirects_p2p.value_or(false);
+  });
+  if (!f.host.acs_redirect_unplaced.empty() && !any_gpu_redirected && f.gpus.size() != 1) {
+    std::vector<std::string> subjects;
+    for (const auto& g : f.gpus) subjects.push_back(gpu_subject(g.index));
+    if (subjects.empty()) subjects.push_back("PCIe");
+    std::vector<std::string> shown(
+        f.host.acs_redirect_unplaced.begin(),
+        f.host.acs_redirect_unplaced.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(
+                                                   8, f.host.acs_redirect_unplaced.size())));
+    e.add("acs-blocks-p2p", Severity::kInfo, subjects,
+          fmt::format("ACS request/completion redirect set on {} bridge(s): {}{}; which GPUs sit "
+                      "below them is not known (paste the whole `sudo lspci -vvv`, or `lspci "
+                      "-tv` with it): if they are the GPUs' switch ports, peer traffic goes up to "
+                      "the root complex",
+                      f.host.acs_redirect_unplaced.size(), join(shown, ", "),
+                      f.host.acs_redirect_unplaced.size() > shown.size() ? ", …" : ""));
+  }
   if (f.gpus.size() < 2) return;  // peer traffic needs a peer
   std::vector<std::string> subjects;
   std::vector<std::string> parts;
@@ -440,6 +462,177 @@ void check_acs(const Context& c, Emitter& e) {
             fmt::format("IOMMU active in translated mode (not passthrough{}) and P2P refused: {}",
                         io.cmdline_hint ? "; cmdline: " + *io.cmdline_hint : std::string(),
                         join(pair_parts, "; ")));
+  }
+}
+
+// ---------------------------------------------------------------- PCIe AER, IOMMU faults
+
+// The GPUs at or below a PCI device: the GPU itself, or every GPU whose chain of bridges (as
+// lspci placed them) passes through it.
+std::vector<int> gpus_at_or_below(const Facts& f, const std::string& bdf) {
+  std::vector<int> out;
+  if (const GpuFacts* g = find_gpu_by_bus(f, bdf)) return {g->index};
+  std::map<std::string, const PciDevice*> by_bdf;
+  for (const auto& d : f.pci_devices) by_bdf.emplace(d.bdf, &d);
+  for (const auto& g : f.gpus) {
+    if (!g.pci_bus_id) continue;
+    auto it = by_bdf.find(*g.pci_bus_id);
+    for (int depth = 0; it != by_bdf.end() && depth < 32; ++depth) {
+      if (!it->second->upstream) break;
+      if (*it->second->upstream == bdf) {
+        out.push_back(g.index);
+        break;
+      }
+      it = by_bdf.find(*it->second->upstream);
+    }
+  }
+  return out;
+}
+
+std::string gpu_list(const std::vector<int>& gpus) {
+  std::vector<std::string> names;
+  for (int g : gpus) names.push_back(gpu_subject(g));
+  return join(names, ", ");
+}
+
+// "uptime 5123–9000 s" / "2026-01-13 09:41 UTC … 10:02 UTC": when the errors were logged.
+std::string when_logged(const DeviceErrorLog& r) {
+  if (r.first_uptime_s && r.last_uptime_s) {
+    if (*r.last_uptime_s - *r.first_uptime_s < 1)
+      return fmt::format("at uptime {} s", format_number(*r.last_uptime_s, 0));
+    return fmt::format("over uptime {}–{} s", format_number(*r.first_uptime_s, 0),
+                       format_number(*r.last_uptime_s, 0));
+  }
+  if (r.first_unix_time && r.last_unix_time)
+    return fmt::format("over {} s of log time", *r.last_unix_time - *r.first_unix_time);
+  return "time unknown";
+}
+
+// Subjects and the phrase naming where the errors are: "GPU1 (0000:19:00.0)", "0000:17:01.0,
+// the port above GPU1".
+struct Place {
+  std::vector<std::string> subjects;
+  std::string where;
+  bool gpu = false;  // a GPU or a bridge on a GPU's path
+};
+
+Place place_device(const Facts& f, const std::optional<std::string>& bdf,
+                   const std::optional<std::string>& driver) {
+  Place p;
+  if (!bdf) {
+    p.subjects = {"PCIe"};
+    p.where = "a device the log does not name";
+    return p;
+  }
+  const auto gpus = gpus_at_or_below(f, *bdf);
+  if (const GpuFacts* g = find_gpu_by_bus(f, *bdf)) {
+    p.subjects = {gpu_subject(g->index)};
+    p.where = fmt::format("{} ({})", gpu_subject(g->index), *bdf);
+    p.gpu = true;
+  } else if (!gpus.empty()) {
+    for (int i : gpus) p.subjects.push_back(gpu_subject(i));
+    p.where = fmt::format("{}, the port above {}", *bdf, gpu_list(gpus));
+    p.gpu = true;
+  } else if (driver && *driver == "nvidia") {
+    p.subjects = {*bdf};
+    p.where = *bdf + " (an NVIDIA device, driver nvidia)";
+    p.gpu = true;
+  } else {
+    p.subjects = {*bdf};
+    p.where = *bdf + (driver ? " (driver " + *driver + ")" : std::string()) +
+              (f.gpus.empty() ? ", not known to be a GPU (no GPU list among the inputs)"
+                              : ", not a GPU or a port above one");
+  }
+  return p;
+}
+
+const char* aer_kind_words(const std::string& kind) {
+  if (kind == "uncorrected-fatal") return "uncorrectable (fatal)";
+  if (kind == "uncorrected-nonfatal") return "uncorrectable (non-fatal)";
+  return "corrected";
+}
+
+void check_pcie_aer(const Context& c, Emitter& e) {
+  const Facts& f = c.facts;
+  for (const auto& r : f.kernel_log.pcie_aer) {
+    if (r.count == 0) continue;
+    const Place p = place_device(f, r.pci_bus_id, r.driver);
+    Severity sev = Severity::kInfo;
+    // Known to be off every GPU's path: the node's PCIe, one level down. Not known (a kernel
+    // log alone): a fatal error stays critical.
+    const bool placement_known = !f.gpus.empty() && r.pci_bus_id;
+    if (r.kind == "uncorrected-fatal")
+      sev = p.gpu || !placement_known ? Severity::kCritical : Severity::kWarning;
+    else if (r.kind == "uncorrected-nonfatal")
+      sev = p.gpu ? Severity::kWarning : Severity::kInfo;
+    else if (p.gpu &&
+             r.count >= static_cast<std::uint64_t>(std::max(1, c.t.pcie_aer_corrected_warn_count)))
+      sev = Severity::kWarning;
+    std::string ev = fmt::format("kernel log: {} PCIe AER {} error{} on {}", r.count,
+                                 aer_kind_words(r.kind), r.count == 1 ? "" : "s", p.where);
+    if (!r.details.empty()) ev += " — " + join(r.details, ", ");
+    ev += "; " + when_logged(r);
+    if (r.kind == "corrected" && p.gpu && sev == Severity::kInfo)
+      ev += fmt::format(" (under {}: watch whether it rises under load)",
+                        c.t.pcie_aer_corrected_warn_count);
+    if (!r.last_message.empty()) ev += ": \"" + shorten(r.last_message, 160) + "\"";
+    e.add("pcie-aer-errors", sev, p.subjects, std::move(ev));
+  }
+
+  // lspci's AER status registers: sticky bits set since they were last cleared (no count, no
+  // time). UnsupReq (config probing of absent functions) and AdvNonFatalErr (its advisory
+  // twin) are set on many healthy ports and say nothing about the link.
+  auto meaningful = [](const std::vector<std::string>& bits) {
+    std::vector<std::string> out;
+    for (const auto& b : bits)
+      if (b != "UnsupReq" && b != "AdvNonFatalErr") out.push_back(b);
+    return out;
+  };
+  for (const auto& d : f.pci_devices) {
+    const auto fatal = meaningful(d.aer_uncorrected_fatal);
+    const auto uncorrected = meaningful(d.aer_uncorrected);
+    const auto corrected = meaningful(d.aer_corrected);
+    if (fatal.empty() && uncorrected.empty() && corrected.empty()) continue;
+    const auto gpus = gpus_at_or_below(f, d.bdf);
+    if (gpus.empty()) continue;  // only the GPUs' links are ours to judge
+    const Place p = place_device(f, d.bdf, d.driver);
+    const Severity sev = !fatal.empty()         ? Severity::kCritical
+                         : !uncorrected.empty() ? Severity::kWarning
+                                                : Severity::kInfo;
+    std::vector<std::string> parts;
+    if (!fatal.empty()) parts.push_back("uncorrectable, fatal severity: " + join(fatal, ", "));
+    std::vector<std::string> nonfatal;
+    for (const auto& b : uncorrected)
+      if (std::find(fatal.begin(), fatal.end(), b) == fatal.end()) nonfatal.push_back(b);
+    if (!nonfatal.empty()) parts.push_back("uncorrectable: " + join(nonfatal, ", "));
+    if (!corrected.empty()) parts.push_back("correctable: " + join(corrected, ", "));
+    e.add("pcie-aer-errors", sev, p.subjects,
+          fmt::format("lspci AER status on {}: {} (set and not masked; sticky since last "
+                      "cleared, count and time unknown)",
+                      p.where, join(parts, "; ")));
+  }
+}
+
+void check_iommu_faults(const Context& c, Emitter& e) {
+  const Facts& f = c.facts;
+  for (const auto& r : f.kernel_log.iommu_faults) {
+    if (r.count == 0) continue;
+    const Place p = place_device(f, r.pci_bus_id, r.driver);
+    const bool is_gpu = p.gpu && (!r.pci_bus_id || find_gpu_by_bus(f, *r.pci_bus_id) ||
+                                  (r.driver && *r.driver == "nvidia"));
+    const std::string kind = r.kind == "dma-read"          ? "DMA read fault"
+                             : r.kind == "dma-write"       ? "DMA write fault"
+                             : r.kind == "interrupt-remap" ? "interrupt remapping fault"
+                             : r.kind == "fault"           ? "DMA remapping fault"
+                             : r.kind == "io-page-fault"   ? "I/O page fault"
+                                                           : r.kind + " event";
+    std::string ev = fmt::format("kernel log: {} IOMMU {}{} on {}", r.count, kind,
+                                 r.count == 1 ? "" : "s", p.where);
+    if (!r.details.empty()) ev += " — " + join(r.details, ", ");
+    ev += "; " + when_logged(r);
+    if (!r.last_message.empty()) ev += ": \"" + shorten(r.last_message, 160) + "\"";
+    if (is_gpu) ev += "; the GPU's DMA (peer-to-peer, GPUDirect) is being blocked";
+    e.add("iommu-fault", is_gpu ? Severity::kWarning : Severity::kInfo, p.subjects, std::move(ev));
   }
 }
 
@@ -769,6 +962,8 @@ void check_topology(const Context& c, Emitter& e) {
   check_nvlink(c, e);
   check_fabric(c, e);
   check_acs(c, e);
+  check_pcie_aer(c, e);
+  check_iommu_faults(c, e);
   check_nccl_links(c, e);
   check_nccl_fallbacks(c, e);
   check_nccl_errors(c, e);

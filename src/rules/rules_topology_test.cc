@@ -602,3 +602,183 @@ TEST(TopologyRules, NcclTimeoutsAndErrors) {
 
 }  // namespace
 }  // namespace gpuvet::rules
+
+namespace gpuvet::rules {
+namespace {
+
+using namespace testing;
+
+Facts two_gpus_below_a_switch() {
+  Facts f;
+  for (int i = 0; i < 2; ++i) {
+    GpuFacts g;
+    g.index = i;
+    g.pci_bus_id = i == 0 ? "0000:18:00.0" : "0000:19:00.0";
+    f.gpus.push_back(g);
+  }
+  auto dev = [](const char* bdf, std::optional<std::string> up) {
+    PciDevice d;
+    d.bdf = bdf;
+    d.upstream = std::move(up);
+    return d;
+  };
+  f.pci_devices = {dev("0000:15:01.0", std::nullopt),   dev("0000:16:00.0", "0000:15:01.0"),
+                   dev("0000:17:00.0", "0000:16:00.0"), dev("0000:17:01.0", "0000:16:00.0"),
+                   dev("0000:18:00.0", "0000:17:00.0"), dev("0000:19:00.0", "0000:17:01.0"),
+                   dev("0000:cb:00.0", std::nullopt)};
+  return f;
+}
+
+DeviceErrorLog aer(const char* kind, const char* bdf, std::uint64_t count) {
+  DeviceErrorLog r;
+  r.kind = kind;
+  r.pci_bus_id = bdf;
+  r.count = count;
+  r.details = {"Physical Layer", "RxErr"};
+  r.first_uptime_s = 5000;
+  r.last_uptime_s = 5600;
+  return r;
+}
+
+TEST(TopologyRulesAer, SeverityFollowsTheKindAndTheRate) {
+  Facts f = two_gpus_below_a_switch();
+  f.kernel_log.pcie_aer = {
+      aer("corrected", "0000:19:00.0", 12), aer("corrected", "0000:18:00.0", 2),
+      aer("uncorrected-fatal", "0000:17:01.0", 1), aer("uncorrected-nonfatal", "0000:16:00.0", 1)};
+  const Out o = run(f);
+  const auto v = with_id(o, "pcie-aer-errors");
+  ASSERT_EQ(v.size(), 4u) << dump(o);
+  EXPECT_EQ(v[0].severity, Severity::kWarning) << "12 corrected on GPU1: at the threshold";
+  EXPECT_EQ(v[0].subjects, std::vector<std::string>{"GPU1"});
+  EXPECT_TRUE(has(v[0].evidence, "12 PCIe AER corrected errors on GPU1 (0000:19:00.0)"))
+      << v[0].evidence;
+  EXPECT_TRUE(has(v[0].evidence, "RxErr")) << v[0].evidence;
+  EXPECT_EQ(v[1].severity, Severity::kInfo) << "2 corrected: watch";
+  EXPECT_EQ(v[2].severity, Severity::kCritical);
+  EXPECT_EQ(v[2].subjects, std::vector<std::string>{"GPU1"}) << "the port above GPU1";
+  EXPECT_TRUE(has(v[2].evidence, "0000:17:01.0, the port above GPU1")) << v[2].evidence;
+  EXPECT_EQ(v[3].severity, Severity::kWarning);
+  EXPECT_EQ(v[3].subjects, (std::vector<std::string>{"GPU0", "GPU1"})) << "the switch";
+
+  Thresholds t;
+  t.pcie_aer_corrected_warn_count = 20;
+  EXPECT_EQ(with_id(run(f, t), "pcie-aer-errors")[0].severity, Severity::kInfo);
+}
+
+TEST(TopologyRulesAer, ErrorsOffTheGpusPathsAreInfoAndUnknownDevicesKeepFatalCritical) {
+  Facts f = two_gpus_below_a_switch();
+  f.kernel_log.pcie_aer = {aer("corrected", "0000:cb:00.0", 500),
+                           aer("uncorrected-fatal", "0000:cb:00.0", 1)};
+  auto v = with_id(run(f), "pcie-aer-errors");
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].severity, Severity::kInfo);
+  EXPECT_EQ(v[1].severity, Severity::kWarning) << "fatal, known to be off every GPU's path";
+  Facts log_only;
+  log_only.kernel_log.pcie_aer = {aer("uncorrected-fatal", "0000:cb:00.0", 1)};
+  v = with_id(run(log_only), "pcie-aer-errors");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].severity, Severity::kCritical) << "a kernel log alone: which device is unknown";
+  EXPECT_TRUE(has(v[0].evidence, "not known to be a GPU")) << v[0].evidence;
+}
+
+TEST(TopologyRulesAer, LspciStatusBitsOnAGpusPath) {
+  Facts f = two_gpus_below_a_switch();
+  f.pci_devices[5].aer_corrected = {"RxErr", "BadTLP"};    // GPU1
+  f.pci_devices[3].aer_uncorrected = {"CmpltTO"};          // the port above GPU1
+  f.pci_devices[0].aer_uncorrected = {"UnsupReq", "DLP"};  // the root port
+  f.pci_devices[0].aer_uncorrected_fatal = {"DLP"};
+  f.pci_devices[4].aer_uncorrected = {"UnsupReq"};  // GPU0: benign alone
+  f.pci_devices[4].aer_corrected = {"AdvNonFatalErr"};
+  f.pci_devices[6].aer_uncorrected = {"DLP"};  // not on a GPU's path
+  f.pci_devices[6].aer_uncorrected_fatal = {"DLP"};
+  const Out o = run(f);
+  const auto v = with_id(o, "pcie-aer-errors");
+  ASSERT_EQ(v.size(), 3u) << dump(o);
+  EXPECT_EQ(v[0].severity, Severity::kCritical);  // root port, fatal DLP
+  EXPECT_EQ(v[0].subjects, (std::vector<std::string>{"GPU0", "GPU1"}));
+  EXPECT_TRUE(has(v[0].evidence, "fatal severity: DLP")) << v[0].evidence;
+  EXPECT_FALSE(has(v[0].evidence, "UnsupReq")) << v[0].evidence;
+  EXPECT_EQ(v[1].severity, Severity::kWarning);  // CmpltTO above GPU1
+  EXPECT_EQ(v[2].severity, Severity::kInfo);     // corrected bits on GPU1
+  EXPECT_EQ(v[2].subjects, std::vector<std::string>{"GPU1"});
+}
+
+TEST(TopologyRulesIommu, FaultsOnAGpuWarnOthersInform) {
+  Facts f = two_gpus_below_a_switch();
+  DeviceErrorLog on_gpu = aer("dma-read", "0000:18:00.0", 3);
+  on_gpu.details = {"PTE Read access is not set"};
+  DeviceErrorLog nic = aer("io-page-fault", "0000:cb:00.0", 1);
+  DeviceErrorLog by_driver = aer("io-page-fault", "0000:41:00.0", 1);
+  by_driver.driver = "nvidia";
+  DeviceErrorLog unnamed = aer("fault", "0000:00:00.0", 1);
+  unnamed.pci_bus_id.reset();
+  f.kernel_log.iommu_faults = {on_gpu, nic, by_driver, unnamed};
+  const Out o = run(f);
+  const auto v = with_id(o, "iommu-fault");
+  ASSERT_EQ(v.size(), 4u) << dump(o);
+  EXPECT_EQ(v[0].severity, Severity::kWarning);
+  EXPECT_EQ(v[0].subjects, std::vector<std::string>{"GPU0"});
+  EXPECT_TRUE(has(v[0].evidence, "3 IOMMU DMA read faults on GPU0 (0000:18:00.0)"))
+      << v[0].evidence;
+  EXPECT_TRUE(has(v[0].evidence, "PTE Read access is not set")) << v[0].evidence;
+  EXPECT_EQ(v[1].severity, Severity::kInfo);
+  EXPECT_EQ(v[2].severity, Severity::kWarning) << "printed by the nvidia driver";
+  EXPECT_EQ(v[3].severity, Severity::kInfo);
+  EXPECT_EQ(v[3].subjects, std::vector<std::string>{"PCIe"});
+}
+
+TEST(TopologyRulesAcs, RedirectingBridgesNotTiedToAGpuAreInfoForTheNode) {
+  Facts f;
+  f.host.acs_redirect_unplaced = {"ACSCtl line 1 (RR,CR)"};
+  auto v = with_id(run(f), "acs-blocks-p2p");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].severity, Severity::kInfo);
+  EXPECT_EQ(v[0].subjects, std::vector<std::string>{"PCIe"});
+  EXPECT_TRUE(has(v[0].evidence, "which GPUs sit below them is not known")) << v[0].evidence;
+  // Once a GPU is known to be behind a redirecting bridge, the GPU finding says it all.
+  f = two_gpus_below_a_switch();
+  f.host.acs_redirect_unplaced = {"0000:cb:00.0 (RR,CR)"};
+  f.gpus[0].acs_redirects_p2p = true;
+  f.gpus[0].acs_bridges = {"0000:17:00.0 (RR,CR)"};
+  v = with_id(run(f), "acs-blocks-p2p");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].severity, Severity::kWarning);
+}
+
+TEST(TopologyRulesAer, HealthyLspciPasteStaysQuiet) {
+  std::ifstream in(std::string(GPUVET_TEST_DATA) +
+                       "/fixtures/lspci/lspci-vvv-2x-h100-pcie-gen5-switch-healthy.txt",
+                   std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const Facts f = import_text(ss.str(), "lspci.txt", ImportOptions{});
+  ASSERT_EQ(f.gpus.size(), 2u);
+  const Out o = run(f);
+  for (const auto& x : o.findings) EXPECT_EQ(x.severity, Severity::kInfo) << dump(o);
+  EXPECT_TRUE(with_id(o, "pcie-aer-errors").empty()) << dump(o);
+  EXPECT_TRUE(with_id(o, "acs-blocks-p2p").empty()) << dump(o);
+  EXPECT_TRUE(with_id(o, "pcie-link-degraded").empty()) << dump(o);
+}
+
+TEST(TopologyRulesAer, DowngradedLspciPasteFiresTheLiveRules) {
+  std::ifstream in(std::string(GPUVET_TEST_DATA) +
+                       "/fixtures/lspci/lspci-vvv-2x-h100-pcie-x8-downgraded-acs-redirect-aer.txt",
+                   std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const Facts f = import_text(ss.str(), "lspci.txt", ImportOptions{});
+  const Out o = run(f);
+  const auto link = with_id(o, "pcie-link-degraded");
+  ASSERT_EQ(link.size(), 1u) << dump(o);
+  EXPECT_EQ(link[0].subjects, std::vector<std::string>{"GPU1"});
+  EXPECT_TRUE(has(link[0].evidence, "x8 of max x16")) << link[0].evidence;
+  const auto acs = with_id(o, "acs-blocks-p2p");
+  ASSERT_EQ(acs.size(), 1u) << dump(o);
+  EXPECT_EQ(acs[0].severity, Severity::kWarning);
+  const auto bits = with_id(o, "pcie-aer-errors");
+  ASSERT_EQ(bits.size(), 1u) << dump(o);
+  EXPECT_EQ(bits[0].severity, Severity::kWarning) << "CmpltTO on GPU1, non-fatal";
+}
+
+}  // namespace
+}  // namespace gpuvet::rules

@@ -77,6 +77,9 @@ const Key kKeys[] = {
      "utilization-misleading: util ≥ 90 % while power under this share of the limit"},
     {"pcie_replay_warn_count", &Thresholds::pcie_replay_warn_count,
      "pcie-replay-errors: a replay counter at or above this is a warning (under it: info)"},
+    {"pcie_aer_corrected_warn_count", &Thresholds::pcie_aer_corrected_warn_count,
+     "pcie-aer-errors: corrected AER errors of one device in the kernel log at or above this are "
+     "a warning (under it: info)"},
     {"driver_call_slow_ms", &Thresholds::driver_call_slow_ms,
      "driver-slow: an NVML call (total over GPUs) slower than this many ms"},
 };
