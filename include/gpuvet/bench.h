@@ -126,8 +126,20 @@ BenchReport run_benchmarks(const Facts& facts, const BenchOptions& options);
 // is in gpuvet/report.h.
 void attach_expectations(BenchReport& report, const Facts& facts);
 
-// The results as Measurements (tool "gpuvet"), so the rules judge them
-// (h2d-bandwidth-low, p2p-bandwidth-low, nccl-error on wrong results).
+// What the data check of a cell found when the data came back wrong: "wrong data: …" from the
+// copies and the pointer chases, "N wrong values" from the collectives; empty when the data
+// was right, not checked, or the check itself could not run ("verification failed: …").
+std::optional<std::string> cell_wrong_data(const BenchCell& cell);
+// The same for the P2P truth table's peer copy: it ran (copy_gbps), was checked
+// (copy_verified false) and the check itself did not fail (no "verification failed" in
+// enable_error).
+std::optional<std::string> p2p_copy_wrong_data(const P2PTruth& truth);
+// Whether any cell or P2P copy of the report came back with wrong data.
+bool bench_has_wrong_data(const BenchReport& report);
+
+// The results as Measurements (tool "gpuvet"), so the rules judge them (h2d-bandwidth-low,
+// p2p-bandwidth-low; data-corruption for a cell or P2P truth copy with wrong data, whose
+// wrong_data says what the check found).
 std::vector<Measurement> bench_measurements(const BenchReport& report);
 
 // Reads a `gpuvet bench --json` document (gpuvet.bench/1) back into the measurements it

@@ -359,7 +359,12 @@ struct Measurement {
   std::optional<double> bandwidth_gbps;  // algbw for collectives, GB/s (1e9)
   std::optional<double> busbw_gbps;      // collectives only
   std::optional<double> latency_us;
-  std::optional<std::string> note;  // "out-of-place", "in-place", "#wrong 3", …
+  std::optional<std::string> note;  // "out-of-place", "in-place", "bidirectional", "sum", …
+  // The benchmark checked the data it moved and it was wrong: what the check said ("#wrong 3"
+  // from nccl-tests, nvbandwidth's "Invalid value when checking the pattern at 0x… (offset
+  // 11136)", gpuvet's "wrong data: 1 mismatched words"). Absent: right, or not checked. A
+  // figure with wrong data is no bandwidth figure: the rules raise data-corruption instead.
+  std::optional<std::string> wrong_data;
 };
 
 // One point of a GPU time series (nvidia-smi dmon, --query-gpu -l, gpuvet's own sampling).

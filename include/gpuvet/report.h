@@ -67,6 +67,11 @@ std::string render_diagnosis_text(const Facts& facts, const Diagnosis& diagnosis
 // and the gpuvet.bench/1 document (docs/json-schema.md).
 std::string render_bench_text(const BenchReport& report);
 std::string bench_to_json(const BenchReport& report, int indent = 2);
+// The closing "Against expectations" section of `gpuvet bench`: the findings the measurements
+// decide (catalog kByBench), worst first, or — only when there is none, CUDA ran, and no cell
+// or P2P copy came back with wrong data — that every measured link is as fast as it should
+// be. Wrong data without its finding still says data corruption. Empty without CUDA.
+std::string render_bench_verdict(const BenchReport& report, const Diagnosis& diagnosis);
 
 // `gpuvet scale`: a row per configuration, the sustained trace, notes; and gpuvet.scale/1.
 std::string render_scale_text(const ScaleReport& report);

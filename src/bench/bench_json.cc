@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,24 @@ Result<std::vector<Measurement>> bench_json_measurements(std::string_view json_t
     }
     report.results.push_back(std::move(m));
   }
+  // The truth table's peer copies: bench_measurements keeps those whose data came back wrong.
+  if (auto truth = doc.find("p2p_truth"); truth != doc.end() && truth->is_array())
+    for (const auto& t : *truth) {
+      if (!t.is_object()) continue;
+      P2PTruth x;
+      const std::string subject = t.value("subject", std::string());
+      if (std::sscanf(subject.c_str(), "GPU%d-GPU%d", &x.a, &x.b) != 2 || x.a < 0 || x.b < 0)
+        continue;
+      if (auto v = t.find("copy_verified"); v != t.end() && v->is_boolean())
+        x.copy_verified = v->get<bool>();
+      if (auto v = t.find("copy_gbps"); v != t.end() && v->is_number()) {
+        const double g = v->get<double>();
+        if (std::isfinite(g) && g >= 0) x.copy_gbps = g;
+      }
+      if (auto v = t.find("enable_error"); v != t.end() && v->is_string())
+        x.enable_error = v->get<std::string>();
+      report.p2p_truth.push_back(std::move(x));
+    }
   return bench_measurements(report);
 }
 

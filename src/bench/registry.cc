@@ -467,6 +467,35 @@ void attach_expectations(BenchReport& report, const Facts& facts) {
   }
 }
 
+std::optional<std::string> cell_wrong_data(const BenchCell& cell) {
+  if (!cell.error) return std::nullopt;
+  // cuda_bench.cu: "wrong data: 3 mismatched words", "wrong data: pointer chase ended at …";
+  // nccl_bench.cc: "3 wrong values".
+  if (starts_with(*cell.error, "wrong data") || cell.error->ends_with(" wrong values"))
+    return cell.error;
+  return std::nullopt;
+}
+
+std::optional<std::string> p2p_copy_wrong_data(const P2PTruth& t) {
+  // p2p_truth_cuda: a copy that failed leaves copy_gbps empty; a check that could not run
+  // adds "verification failed: …" to enable_error; wrong data leaves copy_verified false.
+  if (!t.copy_verified || *t.copy_verified || !t.copy_gbps) return std::nullopt;
+  if (t.enable_error && t.enable_error->find("verification failed") != std::string::npos)
+    return std::nullopt;
+  return fmt::format("wrong data: the peer copy GPU{} → GPU{} did not match what was sent", t.a,
+                     t.b);
+}
+
+bool bench_has_wrong_data(const BenchReport& report) {
+  for (const auto& m : report.results)
+    for (const auto& row : m.cells)
+      for (const auto& cell : row)
+        if (cell_wrong_data(cell)) return true;
+  for (const auto& t : report.p2p_truth)
+    if (p2p_copy_wrong_data(t)) return true;
+  return false;
+}
+
 std::vector<Measurement> bench_measurements(const BenchReport& report) {
   std::vector<Measurement> out;
   for (const auto& m : report.results) {
@@ -489,9 +518,9 @@ std::vector<Measurement> bench_measurements(const BenchReport& report) {
         if (const auto* t = col("time_us")) x.latency_us = t->value;
         if (r < m.rows.size()) x.note = m.rows[r];
         for (const auto& cell : row)
-          if (cell.error && cell.error->find("wrong") != std::string::npos) {
+          if (cell_wrong_data(cell)) {  // "3 wrong values": nccl-tests' #wrong
             const long long n = std::strtoll(cell.error->c_str(), nullptr, 10);
-            x.note = fmt::format("{}; #wrong {}", m.rows[r], n > 0 ? n : 1);
+            x.wrong_data = fmt::format("#wrong {}", n > 0 ? n : 1);
             break;
           }
         out.push_back(std::move(x));
@@ -499,7 +528,8 @@ std::vector<Measurement> bench_measurements(const BenchReport& report) {
       }
       for (std::size_t c = 0; c < m.cells[r].size(); ++c) {
         const BenchCell& cell = m.cells[r][c];
-        if (!cell.value) continue;
+        const auto wrong = cell_wrong_data(cell);
+        if (!cell.value && !wrong) continue;
         Measurement x;
         x.tool = "gpuvet";
         x.test = m.key;
@@ -524,9 +554,23 @@ std::vector<Measurement> bench_measurements(const BenchReport& report) {
           x.bandwidth_gbps = cell.value;
         if (m.key.find("bidir") != std::string::npos) x.note = "bidirectional";
         if (cell.via_host) x.note = "via host";
+        x.wrong_data = wrong;
         out.push_back(std::move(x));
       }
     }
+  }
+  // The truth table's peer copy is a figure too, judged only for its data.
+  for (const auto& t : report.p2p_truth) {
+    auto wrong = p2p_copy_wrong_data(t);
+    if (!wrong) continue;
+    Measurement x;
+    x.tool = "gpuvet";
+    x.test = "p2p_truth";
+    x.src_gpu = t.a;
+    x.dst_gpu = t.b;
+    x.bandwidth_gbps = t.copy_gbps;
+    x.wrong_data = std::move(wrong);
+    out.push_back(std::move(x));
   }
   return out;
 }

@@ -209,7 +209,7 @@ TEST(BenchRegistry, LocalCopyIsComparedWithHalfTheDataSheetPeak) {
   EXPECT_NE(text.find("2091.50 GB/s = 87 % of theoretical (2400.0)"), std::string::npos) << text;
 }
 
-TEST(BenchRegistry, WrongCollectiveResultsBecomeNcclError) {
+TEST(BenchRegistry, WrongCollectiveResultsBecomeDataCorruption) {
   BenchReport r;
   r.cuda_available = true;
   BenchMatrix m;
@@ -227,10 +227,10 @@ TEST(BenchRegistry, WrongCollectiveResultsBecomeNcclError) {
   Facts f = h200_node();
   f.measurements = bench_measurements(r);
   ASSERT_EQ(f.measurements.size(), 1u);
-  EXPECT_NE(f.measurements[0].note.value_or("").find("#wrong 3"), std::string::npos);
+  EXPECT_EQ(f.measurements[0].wrong_data, "#wrong 3");
   const Diagnosis d = diagnose(f);
   EXPECT_TRUE(std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& x) {
-    return x.id == "nccl-error" && x.severity == Severity::kCritical;
+    return x.id == "data-corruption" && x.severity == Severity::kCritical;
   }));
 }
 

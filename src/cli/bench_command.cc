@@ -106,18 +106,7 @@ std::function<Outcome()> setup_bench(CLI::App& app) {
     if (args->json) {
       std::cout << bench_to_json(report) << "\n";
     } else {
-      std::cout << render_bench_text(report);
-      bool header = false;
-      for (const auto& f : d.findings) {
-        if (!is_bench_finding(f.id)) continue;
-        if (!header) std::cout << "\nAgainst expectations\n";
-        header = true;
-        std::cout << "  " << severity_name(f.severity) << "  " << f.id << ": "
-                  << terminal_safe(f.evidence) << "\n";
-      }
-      if (!header && report.cuda_available)
-        std::cout << "\nAgainst expectations: every measured link is as fast as it should be "
-                     "(or no expectation is known for it).\n";
+      std::cout << render_bench_text(report) << render_bench_verdict(report, d);
     }
     if (!report.cuda_available) {
       std::cerr << "gpuvet: no benchmark could run here (see the notes)\n";
@@ -126,13 +115,10 @@ std::function<Outcome()> setup_bench(CLI::App& app) {
     int code = kExitOk;
     for (const auto& f : d.findings)
       if (is_bench_finding(f.id)) code = std::max(code, severity_exit_code(f.severity));
-    for (const auto& m : report.results) {
+    for (const auto& m : report.results)
       if (m.error) code = std::max(code, int{kExitWarning});
-      for (const auto& row : m.cells)
-        for (const auto& cell : row)
-          if (cell.error && cell.error->find("wrong data") != std::string::npos)
-            code = int{kExitCritical};
-    }
+    // Wrong data is data-corruption (critical) whether or not a rule saw the cell.
+    if (bench_has_wrong_data(report)) code = int{kExitCritical};
     return {code, c.abandoned_probes};
   };
 }

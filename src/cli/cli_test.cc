@@ -493,5 +493,16 @@ TEST(CliConfig, OnlyASmallRegularFileIsReadAsTheConfig) {
   EXPECT_EQ(good.exit_code, 1) << good.err;  // task 11: the GPU shared by two processes
 }
 
+TEST(CliDiagnose, NvbandwidthPatternFailureIsDataCorruptionExit2) {
+  auto r = gpuvet({"diagnose", "--from",
+                   std::string(GPUVET_TEST_DATA) +
+                       "/fixtures/capture/tools/"
+                       "nvbandwidth-d2d-write-ok-then-read-ce-pattern-failure.txt"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("data-corruption"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("offset 11136"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("as fast as it should be"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace gpuvet

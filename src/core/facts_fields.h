@@ -386,6 +386,7 @@ void fields(V& v, T&... t) {
   v("busbw_gbps", t.busbw_gbps...);
   v("latency_us", t.latency_us...);
   v("note", t.note...);
+  v("wrong_data", t.wrong_data...);
 }
 
 template <class V, MaybeConst<GpuSample>... T>

@@ -81,8 +81,17 @@ GpuPair& pair_of(Facts& out, int a, int b) {
   return out.pairs.back();
 }
 
+// Past the cap, figures whose data check failed still have this much room: corruption is
+// the one thing a long output must not lose.
+constexpr std::size_t kMaxWrongBeyondCap = 64;
+
+bool room_for(std::size_t stored, const Measurement& m) {
+  return stored < kMaxMeasurements ||
+         (m.wrong_data && stored < kMaxMeasurements + kMaxWrongBeyondCap);
+}
+
 void add_measurement(Facts& out, Measurement m, std::size_t& dropped) {
-  if (out.measurements.size() >= kMaxMeasurements) {
+  if (!room_for(out.measurements.size(), m)) {
     ++dropped;
     return;
   }
@@ -336,15 +345,15 @@ Status import_nccl_tests(std::string_view text, Facts& out) {
       m.latency_us = time;
       m.bandwidth_gbps = alg;
       m.busbw_gbps = bus;
-      std::string note = blocks == 2 && b == 1 ? "in-place" : "out-of-place";
+      m.note = blocks == 2 && b == 1 ? "in-place" : "out-of-place";
+      // "N/A": not checked (-c 0); 0: checked and right.
       if (auto wrong = parse_uint(w[k + 3]); wrong && *wrong > 0)
-        note += "; #wrong " + std::to_string(*wrong);
-      m.note = note;
+        m.wrong_data = "#wrong " + std::to_string(*wrong);
       if (b == 0 && alg && bus && *alg > table.best_algbw) {
         table.best_algbw = *alg;
         table.best_ratio = *alg > 0 ? *bus / *alg : 0;
       }
-      if (table.rows.size() < kMaxMeasurements) table.rows.push_back(std::move(m));
+      if (room_for(table.rows.size(), m)) table.rows.push_back(std::move(m));
     }
     return true;
   });
@@ -387,6 +396,9 @@ struct MatrixTitle {
   bool row_gpu = false;
   bool col_gpu = false;
   int arrow = 0;  // 1 "->", -1 "<-", 2 "<->"
+  // nvbandwidth v0.8's device_to_device_bidirectional_* print Read1/Read2 (or Write1/Write2),
+  // one direction each, then "Total": their sum, both directions at once.
+  bool total = false;
   bool latency = false;
   double to_unit = 1;  // value × to_unit = GB/s or µs
   std::string text;
@@ -411,6 +423,7 @@ std::optional<MatrixTitle> parse_matrix_title(std::string_view l) {
     t.arrow = -1;
   else
     return std::nullopt;
+  t.total = t.arrow == 2 && contains(l.substr(col), " Total ");
   if (contains(l, "(ns)")) {
     t.latency = true;
     t.to_unit = 1e-3;
@@ -459,6 +472,8 @@ Status import_nvbandwidth(std::string_view text, Facts& out) {
   std::string test;  // from "Running <test>."
   bool test_has_figures = false;
   bool test_failed = false;
+  std::size_t test_first = before;      // index of the test's first measurement
+  std::optional<std::size_t> wrong_at;  // the test's wrong-data measurement
   std::optional<MatrixTitle> title;
   std::vector<int> columns;
   bool expect_header = false;
@@ -479,6 +494,8 @@ Status import_nvbandwidth(std::string_view text, Facts& out) {
       test = clean(name, 96);
       test_has_figures = false;
       test_failed = false;
+      test_first = out.measurements.size();
+      wrong_at.reset();
       return true;
     }
     if (auto t = parse_matrix_title(l)) {
@@ -523,7 +540,7 @@ Status import_nvbandwidth(std::string_view text, Facts& out) {
             m.latency_us = *v * title->to_unit;
           else
             m.bandwidth_gbps = *v * title->to_unit;
-          if (title->arrow == 2) m.note = "bidirectional";
+          if (title->arrow == 2) m.note = title->total ? "bidirectional total" : "bidirectional";
           add_measurement(out, std::move(m), dropped);
           test_has_figures = true;
         }
@@ -580,6 +597,37 @@ Status import_nvbandwidth(std::string_view text, Facts& out) {
     if (starts_with(l, "Driver Version:")) {
       std::string_view v = trim(l.substr(15));
       if (!v.empty() && is_digit(v.front())) out.host.driver_version = clean(v, 32);
+      return true;
+    }
+    // nvbandwidth's data check (memcmpPatternHelper): the kernel prints "Invalid value when
+    // checking the pattern at <address>" and "Current offset : <n>", then the ASSERT on its
+    // error flag aborts the run. The copies of this test moved wrong data: whatever figures
+    // it printed are not bandwidth, and the test is a measurement with wrong_data.
+    const bool pattern_failed =
+        contains(l, "Invalid value when checking the pattern") ||
+        (starts_with(l, "ASSERT") && contains(l, "h_errorFlag") && contains(l, "Pattern"));
+    if (!test.empty() && pattern_failed) {
+      if (!wrong_at) {
+        const std::string what = clean(l, 200);
+        for (std::size_t i = test_first; i < out.measurements.size(); ++i)
+          out.measurements[i].wrong_data = what;
+        Measurement m;
+        m.tool = "nvbandwidth";
+        m.test = test;
+        m.note = "failed: " + what;
+        m.wrong_data = what;
+        const std::size_t n = out.measurements.size();
+        add_measurement(out, std::move(m), dropped);
+        if (out.measurements.size() > n) wrong_at = n;
+      }
+      test_failed = true;
+      return true;
+    }
+    if (wrong_at && starts_with(l, "Current offset")) {
+      const std::size_t colon = l.find(':');
+      if (auto offset = colon == npos ? std::nullopt : parse_uint(trim(l.substr(colon + 1)));
+          offset && out.measurements[*wrong_at].wrong_data->find("(offset") == std::string::npos)
+        *out.measurements[*wrong_at].wrong_data += " (offset " + std::to_string(*offset) + ")";
       return true;
     }
     if (!test.empty() && !test_has_figures && !test_failed &&

@@ -22,15 +22,20 @@ namespace gpuvet::import {
 // "nccl-tests": the "#  size count type redop root time algbw busbw #wrong …" table (also the
 // older one without root, srun-labelled "0: " lines, a header that lost its '#').
 // test = the *_perf binary named in the text, else guessed from the columns (documented in
-// the .cc); note = "out-of-place" / "in-place" (+ "; #wrong N"); the "# Avg bus bandwidth"
-// line becomes a Measurement with only busbw_gbps and note "avg bus bandwidth".
+// the .cc); note = "out-of-place" / "in-place"; a #wrong count above 0 sets wrong_data
+// ("#wrong N"; "N/A" is not checked); the "# Avg bus bandwidth" line becomes a Measurement
+// with only busbw_gbps and note "avg bus bandwidth".
 int sniff_nccl_tests(std::string_view text);
 Status import_nccl_tests(std::string_view text, Facts& out);
 
 // "nvbandwidth": "Running <testcase>." then a "memcpy CE CPU(row) -> GPU(column) bandwidth
 // (GB/s)" matrix; one Measurement per cell (N/A cells and a GPU's copy to itself skipped),
 // src/dst from the matrix orientation (-> row to column, <- column to row); the "SUM" line as a
-// Measurement with note "sum". Latency matrices ("(ns)") fill latency_us.
+// Measurement with note "sum". Latency matrices ("(ns)") fill latency_us. Bidirectional
+// ("<->") cells are one direction (note "bidirectional"), except the "Total" matrix of the
+// v0.8 device-to-device tests, the sum of both directions (note "bidirectional total"). A
+// testcase whose data check failed ("Invalid value when checking the pattern at …",
+// "Current offset : N", then an ASSERT) is a Measurement with no figure and wrong_data.
 int sniff_nvbandwidth(std::string_view text);
 Status import_nvbandwidth(std::string_view text, Facts& out);
 

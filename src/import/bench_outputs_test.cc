@@ -183,8 +183,10 @@ TEST(BenchNcclTests, NamedBinaryAndWrongCount) {
   ASSERT_TRUE(import_nccl_tests(text, f).is_ok());
   ASSERT_EQ(f.measurements.size(), 9u);
   for (const auto& m : f.measurements) EXPECT_EQ(m.test, "sendrecv_perf");
-  EXPECT_EQ(f.measurements[4].note, "out-of-place; #wrong 3");
+  EXPECT_EQ(f.measurements[4].note, "out-of-place");
+  EXPECT_EQ(f.measurements[4].wrong_data, "#wrong 3");
   EXPECT_EQ(f.measurements[5].note, "in-place");
+  EXPECT_FALSE(f.measurements[5].wrong_data);
   EXPECT_TRUE(f.gpus.empty());
   ASSERT_EQ(f.notes.size(), 1u);
   EXPECT_NE(f.notes[0].find("3 FAILED"), std::string::npos);
@@ -192,7 +194,7 @@ TEST(BenchNcclTests, NamedBinaryAndWrongCount) {
 
 TEST(BenchNcclTests, OneWrongElementIsNoted) {
   // One mismatched element in the in-place block, none out of place: the smallest count of
-  // corrupted data nccl-tests can report must reach the measurement's note.
+  // corrupted data nccl-tests can report must reach the measurement's wrong_data.
   const std::string text =
       "# nThread 1 nGpus 2 minBytes 1048576 maxBytes 1048576\n"
       "#  Rank  0 Group  0 Pid 1 on h device  0 [0x07] G\n"
@@ -205,7 +207,9 @@ TEST(BenchNcclTests, OneWrongElementIsNoted) {
   ASSERT_TRUE(import_nccl_tests(text, f).is_ok());
   ASSERT_EQ(f.measurements.size(), 2u);
   EXPECT_EQ(f.measurements[0].note, "out-of-place");
-  EXPECT_EQ(f.measurements[1].note, "in-place; #wrong 1");
+  EXPECT_FALSE(f.measurements[0].wrong_data) << "0 is checked and right";
+  EXPECT_EQ(f.measurements[1].note, "in-place");
+  EXPECT_EQ(f.measurements[1].wrong_data, "#wrong 1");
 }
 
 TEST(BenchNcclTests, GuessReduceScatterFromRatio) {
@@ -288,10 +292,82 @@ TEST(BenchNvbandwidth, FailedTestIsAMeasurementWithItsError) {
   EXPECT_FALSE(f.measurements[0].bandwidth_gbps);
   EXPECT_EQ(f.measurements[0].note,
             "failed: Invalid value when checking the pattern at 0x70a640000000");
+  EXPECT_EQ(f.measurements[0].wrong_data,
+            "Invalid value when checking the pattern at 0x70a640000000 (offset 11136)");
   ASSERT_EQ(f.gpus.size(), 8u);
   EXPECT_EQ(f.gpus[4].pci_bus_id, "0000:9b:00.0");
   EXPECT_EQ(f.gpus[4].name, "NVIDIA A100-SXM4-80GB");
   EXPECT_EQ(f.host.driver_version, "550.127.08");
+}
+
+TEST(BenchNvbandwidth, PatternFailureAfterAHealthyTestIsWrongDataForItsTestOnly) {
+  // The issue-34 failure lines after a healthy device_to_device_memcpy_write_ce matrix.
+  READ_LOCAL(text, "nvbandwidth-d2d-write-ok-then-read-ce-pattern-failure.txt");
+  Facts f;
+  ASSERT_TRUE(import_nvbandwidth(text, f).is_ok());
+  ASSERT_EQ(f.measurements.size(), 57u);  // 56 off-diagonal cells + the failed test
+  for (std::size_t i = 0; i < 56; ++i) {
+    EXPECT_EQ(f.measurements[i].test, "device_to_device_memcpy_write_ce");
+    EXPECT_FALSE(f.measurements[i].wrong_data) << i;
+  }
+  const Measurement& bad = f.measurements[56];
+  EXPECT_EQ(bad.tool, "nvbandwidth");
+  EXPECT_EQ(bad.test, "device_to_device_memcpy_read_ce");
+  EXPECT_FALSE(bad.bandwidth_gbps);
+  EXPECT_EQ(bad.note, "failed: Invalid value when checking the pattern at 0x70a640000000");
+  EXPECT_EQ(bad.wrong_data,
+            "Invalid value when checking the pattern at 0x70a640000000 (offset 11136)");
+}
+
+TEST(BenchNvbandwidth, PatternFailureMarksTheFiguresOfItsTest) {
+  // Should the check fail after a matrix of the same test (an ordering nvbandwidth does not
+  // produce today), those figures are wrong data too; the ASSERT alone is enough.
+  const std::string text =
+      "Running device_to_device_memcpy_read_ce.\n"
+      "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)\n"
+      "           0         1\n"
+      " 0       N/A    389.10\n"
+      " 1    390.02       N/A\n"
+      "ASSERT in expression h_errorFlag == 0 in void memcmpPatternHelper(CUstream) : "
+      "memcpy.cpp:165\n";
+  Facts f;
+  ASSERT_TRUE(import_nvbandwidth(text, f).is_ok());
+  ASSERT_EQ(f.measurements.size(), 3u);
+  for (const auto& m : f.measurements) {
+    ASSERT_TRUE(m.wrong_data);
+    EXPECT_NE(m.wrong_data->find("h_errorFlag == 0"), std::string::npos) << *m.wrong_data;
+  }
+  // Another failure (no data check) stays a failed test without wrong data.
+  Facts g;
+  ASSERT_TRUE(import_nvbandwidth("Running host_to_device_memcpy_ce.\nCUDA_ERROR_OUT_OF_MEMORY\n", g)
+                  .is_ok());
+  ASSERT_EQ(g.measurements.size(), 1u);
+  EXPECT_EQ(g.measurements[0].note, "failed: CUDA_ERROR_OUT_OF_MEMORY");
+  EXPECT_FALSE(g.measurements[0].wrong_data);
+}
+
+TEST(BenchNvbandwidth, V08BidirectionalTotalIsMarkedAsTheSumOfBothDirections) {
+  // Built from nvbandwidth v0.8 (testcases_ce.cpp, inline_common.h): Read1, Read2, Total.
+  READ_LOCAL(text, "nvbandwidth-v0.8-2gpu-d2d-bidirectional-read-ce-total.txt");
+  Facts f;
+  ASSERT_TRUE(import_nvbandwidth(text, f).is_ok());
+  ASSERT_EQ(f.measurements.size(), 9u);  // 3 matrices × 2 cells + 3 SUM lines
+  const char* notes[] = {"bidirectional",       "bidirectional",       "sum",
+                         "bidirectional",       "bidirectional",       "sum",
+                         "bidirectional total", "bidirectional total", "sum"};
+  for (std::size_t i = 0; i < 9; ++i) {
+    EXPECT_EQ(f.measurements[i].note, notes[i]) << i;
+    EXPECT_FALSE(f.measurements[i].wrong_data) << i;
+  }
+  EXPECT_EQ(f.measurements[0].test, "device_to_device_bidirectional_memcpy_read_ce");
+  EXPECT_EQ(f.measurements[6].src_gpu, 0);
+  EXPECT_EQ(f.measurements[6].dst_gpu, 1);
+  EXPECT_DOUBLE_EQ(*f.measurements[6].bandwidth_gbps, 400.02);
+  EXPECT_DOUBLE_EQ(*f.measurements[0].bandwidth_gbps, 200.15);
+  EXPECT_EQ(f.measurements[8].test, "device_to_device_bidirectional_memcpy_read_ce_total");
+
+  // How the rules judge these notes:
+  // MeasurementRules.NvbandwidthBidirectionalTotalIsBothDirections.
 }
 
 TEST(BenchNvbandwidth, QuotedRunningLinesAndUnpaddedHeader) {

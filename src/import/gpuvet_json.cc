@@ -305,6 +305,7 @@ template <class T>
 void read_object(Reader& r, const json& obj, const std::string& path, T& out);
 void read_object(Reader& r, const json& obj, const std::string& path, GpuPair& out);
 void read_object(Reader& r, const json& obj, const std::string& path, ProcessFacts& out);
+void read_object(Reader& r, const json& obj, const std::string& path, Measurement& out);
 
 // Reads the members of one JSON object into a struct, field by field as fields() lists them.
 // Absent or null leaves the field as it is ("not known"); a wrong type is a note (Reader).
@@ -431,6 +432,18 @@ void read_object(Reader& r, const json& obj, const std::string& path, ProcessFac
     if (auto ids = parse_cpu_list(*out.cpus_allowed)) out.cpus_allowed_ids = std::move(*ids);
   if (!Reader::member(obj, "mems_allowed_ids") && out.mems_allowed)
     if (auto ids = parse_cpu_list(*out.mems_allowed)) out.mems_allowed_ids = std::move(*ids);
+}
+
+// Reports written before "wrong_data" existed kept nccl-tests' "#wrong N" in the note.
+void read_object(Reader& r, const json& obj, const std::string& path, Measurement& out) {
+  read_object<Measurement>(r, obj, path, out);
+  if (Reader::member(obj, "wrong_data") || !out.note) return;
+  const std::size_t at = out.note->find("#wrong ");
+  if (at == std::string::npos) return;
+  std::size_t end = at + 7;
+  while (end < out.note->size() && (*out.note)[end] >= '0' && (*out.note)[end] <= '9') ++end;
+  const std::string count = out.note->substr(at + 7, end - at - 7);
+  if (const auto n = parse_uint(count); n && *n > 0) out.wrong_data = "#wrong " + count;
 }
 
 Status fail(Facts& out, std::string message) {

@@ -269,6 +269,7 @@ Facts full_facts() {
   m.busbw_gbps = 235.26;
   m.latency_us = 63896.0;
   m.note = "out-of-place";
+  m.wrong_data = "#wrong 3";
   f.measurements = {m};
   f.imported = {{"bundle/nvidia-smi-q.txt#part2", "nvidia-smi-q", {"refused -d PCI"}}};
   GpuSample sample;
@@ -341,6 +342,8 @@ TEST(GpuvetJson, RoundTripEveryFieldGivesTheSameReport) {
             (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 32}));
   EXPECT_EQ(back.processes[0].mems_allowed_ids, (std::vector<int>{0, 1}));
   EXPECT_EQ(back.host.uptime_s, 354123.45);
+  ASSERT_EQ(back.measurements.size(), 1u);
+  EXPECT_EQ(back.measurements[0].wrong_data, "#wrong 3");
   EXPECT_EQ(back.host.collected_unix, 1764669600);
   ASSERT_EQ(back.samples.size(), 2u);
   EXPECT_EQ(back.samples[0].gpu, 1);

@@ -75,7 +75,8 @@ std::string render_bench_text(const BenchReport& report) {
         const std::string where = (r < m.rows.size() ? m.rows[r] : "") +
                                   (m.cols.size() > 1 && c < m.cols.size() ? " → " + m.cols[c] : "");
         if (cell.error) o << "  " << where << ": ERROR " << *cell.error << "\n";
-        if (cell.value && cell.expected && *cell.expected > 0)
+        // A figure whose data came back wrong is not compared: it is no bandwidth.
+        if (cell.value && cell.expected && *cell.expected > 0 && !cell_wrong_data(cell))
           o << fmt::format(
               "  {}: {:.2f} {} = {:.0f} % of theoretical ({:.1f}){}{}\n", where, *cell.value,
               m.unit, 100.0 * *cell.value / *cell.expected, *cell.expected,
@@ -105,6 +106,26 @@ std::string render_bench_text(const BenchReport& report) {
   o << fmt::format("total {:.2f} s\n", report.wall_ms / 1000.0);
   // Device names and error texts come from the driver and libraries.
   return terminal_safe(o.str());
+}
+
+std::string render_bench_verdict(const BenchReport& report, const Diagnosis& diagnosis) {
+  std::string o;
+  bool corruption_named = false;
+  for (const auto& f : diagnosis.findings) {
+    if (!finding_measured_by(f.id, kByBench)) continue;
+    if (o.empty()) o = "\nAgainst expectations\n";
+    o += fmt::format("  {}  {}: {}\n", severity_name(f.severity), f.id, f.evidence);
+    corruption_named = corruption_named || f.id == "data-corruption";
+  }
+  if (!corruption_named && bench_has_wrong_data(report))
+    o += fmt::format(
+        "{}  critical  data-corruption: a copy or collective came back with wrong data (the "
+        "ERROR lines above); its figures are not bandwidth\n",
+        o.empty() ? "\nAgainst expectations\n" : "");
+  if (o.empty() && report.cuda_available)
+    o = "\nAgainst expectations: every measured link is as fast as it should be (or no "
+        "expectation is known for it).\n";
+  return terminal_safe(o);
 }
 
 std::string bench_to_json(const BenchReport& report, int indent) {

@@ -258,13 +258,13 @@ inline constexpr CatalogEntry kCatalog[] = {
      "Validate the rank → device mapping (nvidia-smi pmon), enforce it in the launcher, and make "
      "the job fail fast when a rank exits.",
      "symptom 2"},
-    {"nccl-error", "NCCL timeout, error or wrong results", "nccl", kCritical, kConfirm, B::kComms,
-     "NCCL logs a timeout, an error or an abort, or a collective returned wrong data",
+    {"nccl-error", "NCCL timeout or error", "nccl", kCritical, kConfirm, B::kComms,
+     "NCCL logs a timeout, an error or an abort (wrong results are data-corruption)",
      "A rank raised an exception or OOM and left, and the others wait in the collective until "
      "the watchdog fires; network jitter or P2P failures can contribute.",
      "Enable robust error handling and timeouts, make all ranks abort together, collect per-rank "
      "logs, and simplify the topology while debugging.",
-     "symptom 4", kByBench},
+     "symptom 4"},
     {"memory-near-full", "Every GPU's memory is nearly full", "memory", kInfo, kClassify,
      B::kMemory, "two or more GPUs, all with memory nearly full",
      "Data parallelism does not pool memory: every GPU holds the whole model. Adding a GPU does "
@@ -344,6 +344,19 @@ inline constexpr CatalogEntry kCatalog[] = {
      "the GPU switches, and re-run the peer bandwidth test; if faults come without P2P, update "
      "the driver and look at the job that ran at that time.",
      "task 4"},
+    {"data-corruption", "A benchmark moved wrong data", "data-integrity", kCritical, kConfirm,
+     B::kHardware,
+     "a copy or collective whose data check failed: nccl-tests #wrong of 1 or more, nvbandwidth's "
+     "pattern check (\"Invalid value when checking the pattern\"), a gpuvet bench copy or "
+     "collective with wrong data",
+     "What arrived is not what was sent: a GPU, its memory, a link (PCIe, NVLink, NVSwitch) or "
+     "the driver path corrupts bytes. Jobs on this node can compute with wrong gradients or "
+     "write bad checkpoints without any error; how fast the link is no longer matters, and the "
+     "test's bandwidth figures are not judged.",
+     "Drain the node. Re-run the check to see whether it repeats and on which GPU or pair; look "
+     "for Xid and ECC errors on those GPUs, reseat or swap the GPU, riser or NVLink bridge, and "
+     "RMA what keeps failing. No tuning or benchmarking until the check passes.",
+     "measurement", kByBench},
 };
 
 inline constexpr SymptomPattern kSymptoms[] = {

@@ -1,6 +1,6 @@
 // rules/rules_measurements.cc — what benchmark figures and scaling runs say: host↔device and
-// GPU↔GPU bandwidth against what the links carry in theory (hw/expectations.h), collectives
-// that returned wrong results, multi-GPU scaling efficiency and tail latency, and — when
+// GPU↔GPU bandwidth against what the links carry in theory (hw/expectations.h), copies and
+// collectives whose data came back wrong, multi-GPU scaling efficiency and tail latency, and — when
 // scaling is lost to communication on hardware with nothing wrong — the pointer to step 5
 // (tune the framework).
 //
@@ -64,7 +64,7 @@ const char* dir_text(HostDir d) { return d == HostDir::kToDevice ? "host→devic
 // while device_to_host_memcpy_sm reads 52.8 on the same Gen5 link); bidirectional and pageable
 // figures measure something else than the link.
 std::optional<HostDir> host_direction(const Measurement& m) {
-  if (m.note && (*m.note == "sum" || *m.note == "bidirectional")) return std::nullopt;
+  if (m.note && (*m.note == "sum" || starts_with(*m.note, "bidirectional"))) return std::nullopt;
   std::string_view to_device, to_host;
   if (m.tool == "nvbandwidth") {
     to_device = "host_to_device_memcpy_ce";
@@ -105,7 +105,7 @@ void check_host_device(const Context& c, Emitter& e) {
   bool unattributed = false;
   for (const auto& m : f.measurements) {
     const auto dir = host_direction(m);
-    if (!dir || !m.bandwidth_gbps) continue;
+    if (!dir || !m.bandwidth_gbps || m.wrong_data) continue;  // wrong data: data-corruption
     const auto gpu = host_copy_gpu(f, m, *dir);
     if (!gpu) {
       unattributed = true;
@@ -182,12 +182,14 @@ void check_host_device(const Context& c, Emitter& e) {
 // ================================================================ GPU↔GPU
 
 // How many times the per-direction expectation a figure may reach: 2 for the cuda-samples
-// bidirectional matrix (it adds both directions), 1 otherwise (nvbandwidth's bidirectional
-// tests report each direction). Empty: not a peer-bandwidth figure (p2p *disabled* matrices
-// measure a copy staged through the host on purpose).
+// bidirectional matrix and nvbandwidth's bidirectional "Total" matrix (they add both
+// directions), 1 otherwise (nvbandwidth's Read1/Read2, Write1/Write2 and gpuvet's
+// bidirectional cells are one direction each). Empty: not a peer-bandwidth figure (p2p
+// *disabled* matrices measure a copy staged through the host on purpose).
 std::optional<double> peer_factor(const Measurement& m) {
   if (m.note && *m.note == "sum") return std::nullopt;
-  if (m.tool == "nvbandwidth" && starts_with(m.test, "device_to_device_")) return 1.0;
+  if (m.tool == "nvbandwidth" && starts_with(m.test, "device_to_device_"))
+    return m.note && *m.note == "bidirectional total" ? 2.0 : 1.0;
   if (m.tool == "gpuvet" && starts_with(m.test, "device_to_device")) return 1.0;
   if (m.tool == "simpleP2P" && m.test == "cudaMemcpyPeer") return 1.0;
   if (m.tool == "p2pBandwidthLatencyTest") {
@@ -233,7 +235,7 @@ void check_peer(const Context& c, Emitter& e) {
   for (const auto& m : f.measurements) {
     const auto factor = peer_factor(m);
     if (!factor || !m.bandwidth_gbps || !m.src_gpu || !m.dst_gpu || *m.src_gpu == *m.dst_gpu ||
-        too_small(m))
+        too_small(m) || m.wrong_data)  // wrong data: data-corruption, not a bandwidth
       continue;
     const int a = std::min(*m.src_gpu, *m.dst_gpu);
     const int b = std::max(*m.src_gpu, *m.dst_gpu);
@@ -297,50 +299,85 @@ void check_peer(const Context& c, Emitter& e) {
   }
 }
 
-// ================================================================ wrong results
+// ================================================================ data corruption
 
-// "out-of-place; #wrong 3" → 3.
-std::optional<std::uint64_t> wrong_count(const std::string& note) {
-  const std::size_t p = note.find("#wrong");
+// "#wrong 3" → 3.
+std::optional<std::uint64_t> wrong_count(const std::string& text) {
+  const std::size_t p = text.find("#wrong");
   if (p == std::string::npos) return std::nullopt;
   std::size_t i = p + 6;
-  while (i < note.size() && (note[i] == ' ' || note[i] == '=' || note[i] == ':')) ++i;
+  while (i < text.size() && (text[i] == ' ' || text[i] == '=' || text[i] == ':')) ++i;
   std::size_t j = i;
-  while (j < note.size() && note[j] >= '0' && note[j] <= '9') ++j;
-  return parse_uint(std::string_view(note).substr(i, j - i));
+  while (j < text.size() && text[j] >= '0' && text[j] <= '9') ++j;
+  return parse_uint(std::string_view(text).substr(i, j - i));
 }
 
-void check_wrong_results(const Context& c, Emitter& e) {
+// "GPU0-GPU1", "GPU3" or nothing: where a figure with wrong data ran.
+std::optional<std::string> subject_of(const Measurement& m) {
+  if (m.src_gpu && m.dst_gpu && *m.src_gpu != *m.dst_gpu)
+    return pair_subject(std::min(*m.src_gpu, *m.dst_gpu), std::max(*m.src_gpu, *m.dst_gpu));
+  if (m.src_gpu) return gpu_subject(*m.src_gpu);
+  if (m.dst_gpu) return gpu_subject(*m.dst_gpu);
+  return std::nullopt;
+}
+
+// One finding per benchmark test whose data check failed: nccl-tests' #wrong, a gpuvet bench
+// copy or collective with wrong data, nvbandwidth's pattern check. A link that moves wrong
+// data is broken, however fast it is: its figures were left out of the bandwidth rules.
+void check_data_corruption(const Context& c, Emitter& e) {
   struct Wrong {
-    std::uint64_t total = 0;
+    std::string tool, test;
+    std::uint64_t count = 0;  // summed "#wrong N" (collectives)
+    std::size_t figures = 0;
+    std::string first;  // the first check's text, for the others
     std::vector<std::uint64_t> sizes;
+    std::vector<std::string> subjects;
   };
-  std::vector<std::pair<std::string, Wrong>> by_test;  // in order of appearance
+  std::vector<Wrong> by_test;  // in order of appearance
   for (const auto& m : c.facts.measurements) {
-    if ((m.tool != "nccl-tests" && m.tool != "gpuvet") || !m.note) continue;
-    const auto n = wrong_count(*m.note);
-    if (!n || *n == 0) continue;
+    if (!m.wrong_data) continue;
     auto it = std::find_if(by_test.begin(), by_test.end(),
-                           [&](const auto& t) { return t.first == m.test; });
-    if (it == by_test.end()) it = by_test.insert(by_test.end(), {m.test, Wrong{}});
-    it->second.total += *n;
-    if (m.size_bytes && std::find(it->second.sizes.begin(), it->second.sizes.end(),
-                                  *m.size_bytes) == it->second.sizes.end())
-      it->second.sizes.push_back(*m.size_bytes);
+                           [&](const Wrong& w) { return w.tool == m.tool && w.test == m.test; });
+    if (it == by_test.end()) it = by_test.insert(by_test.end(), Wrong{m.tool, m.test});
+    Wrong& w = *it;
+    ++w.figures;
+    if (const auto n = wrong_count(*m.wrong_data))
+      w.count += *n;
+    else if (w.first.empty())
+      w.first = *m.wrong_data;
+    if (m.size_bytes && std::find(w.sizes.begin(), w.sizes.end(), *m.size_bytes) == w.sizes.end())
+      w.sizes.push_back(*m.size_bytes);
+    if (auto s = subject_of(m);
+        s && std::find(w.subjects.begin(), w.subjects.end(), *s) == w.subjects.end())
+      w.subjects.push_back(*s);
   }
-  for (auto& [test, w] : by_test) {
-    std::string ev =
-        fmt::format("{} reported {} wrong result{}", test.empty() ? "a collective" : test, w.total,
-                    w.total == 1 ? "" : "s");
-    if (!w.sizes.empty()) {
-      std::sort(w.sizes.begin(), w.sizes.end());
-      ev += " at ";
-      const std::size_t shown = std::min<std::size_t>(w.sizes.size(), 4);
-      for (std::size_t i = 0; i < shown; ++i) ev += (i ? ", " : "") + bytes_text(w.sizes[i]);
-      if (w.sizes.size() > shown) ev += fmt::format(" and {} more sizes", w.sizes.size() - shown);
+  for (auto& w : by_test) {
+    const std::string test = w.test.empty() ? "a benchmark" : w.tool + " " + w.test;
+    std::string ev;
+    if (w.count > 0) {
+      ev = fmt::format("{} reported {} wrong result{}", test, w.count, w.count == 1 ? "" : "s");
+      if (!w.sizes.empty()) {
+        std::sort(w.sizes.begin(), w.sizes.end());
+        ev += " at ";
+        const std::size_t shown = std::min<std::size_t>(w.sizes.size(), 4);
+        for (std::size_t i = 0; i < shown; ++i) ev += (i ? ", " : "") + bytes_text(w.sizes[i]);
+        if (w.sizes.size() > shown) ev += fmt::format(" and {} more sizes", w.sizes.size() - shown);
+      }
+      if (!w.first.empty()) ev += "; also: " + w.first;
+    } else {
+      ev = fmt::format("{}: the data it moved failed its check ({})", test, w.first);
+      if (w.figures > 1) ev += fmt::format(", {} figures", w.figures);
     }
-    ev += ": the collective returned corrupted data";
-    e.add("nccl-error", Severity::kCritical, {}, std::move(ev));
+    if (!w.subjects.empty()) {
+      ev += " on ";
+      const std::size_t shown = std::min<std::size_t>(w.subjects.size(), 4);
+      for (std::size_t i = 0; i < shown; ++i) ev += (i ? ", " : "") + w.subjects[i];
+      if (w.subjects.size() > shown) ev += fmt::format(" and {} more", w.subjects.size() - shown);
+    }
+    ev +=
+        "; the destination did not hold what was sent, so none of its figures count as "
+        "bandwidth";
+    e.add("data-corruption", Severity::kCritical, w.subjects, std::move(ev));
   }
 }
 
@@ -385,7 +422,7 @@ bool blocks_tuning(const Finding& f) {
   static constexpr FindingId kIds[] = {
       "pcie-link-degraded", "p2p-unavailable", "nvlink-down",        "gpu-pair-crosses-numa",
       "acs-blocks-p2p",     "fabric-degraded", "nccl-degraded-path", "h2d-bandwidth-low",
-      "p2p-bandwidth-low",  "nccl-error"};
+      "p2p-bandwidth-low",  "nccl-error",      "data-corruption"};
   if (f.severity < Severity::kWarning) return false;
   return std::any_of(std::begin(kIds), std::end(kIds),
                      [&](FindingId id) { return f.id == id.str(); });
@@ -569,7 +606,7 @@ void check_tune_framework(Emitter& e, const std::vector<ScalingLoss>& comms_boun
 void check_measurements(const Context& c, Emitter& e) {
   check_host_device(c, e);
   check_peer(c, e);
-  check_wrong_results(c, e);
+  check_data_corruption(c, e);
   const auto groups = scale_groups(c.facts);
   std::vector<ScalingLoss> comms_bound;
   check_scaling(c, e, groups, comms_bound);

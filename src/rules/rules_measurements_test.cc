@@ -365,27 +365,142 @@ TEST(MeasurementRules, P2pUnknownPathIsANote) {
   EXPECT_TRUE(none.noted("p2p-bandwidth-low"));
 }
 
-// ================================================================ wrong results
+// ================================================================ data corruption
 
-TEST(MeasurementRules, WrongCollectiveResultsAreCritical) {
+TEST(MeasurementRules, NcclTestsWrongCountIsDataCorruption) {
   Check c;
   Measurement ok = bw("nccl-tests", "all_reduce_perf", std::nullopt, std::nullopt, 180, 1u << 30);
   ok.note = "in-place";
   Measurement bad = ok;
-  bad.note = "out-of-place; #wrong 3";
+  bad.note = "out-of-place";
+  bad.wrong_data = "#wrong 3";
   c.f.measurements = {ok, bad};
   c.go();
   ASSERT_EQ(c.e.findings().size(), 1u);
   const Finding& f = c.e.findings()[0];
-  EXPECT_EQ(f.id, "nccl-error");
+  EXPECT_EQ(f.id, "data-corruption");
   EXPECT_EQ(f.severity, Severity::kCritical);
-  EXPECT_TRUE(has(f.evidence, "all_reduce_perf reported 3 wrong results at 1 GiB")) << f.evidence;
+  EXPECT_TRUE(has(f.evidence, "nccl-tests all_reduce_perf reported 3 wrong results at 1 GiB"))
+      << f.evidence;
+  EXPECT_TRUE(c.with("nccl-error").empty()) << "wrong results are not a timeout or error";
 
+  // The smallest count nccl-tests can report is enough.
+  Check one;
+  one.f.measurements = {ok};
+  one.f.measurements[0].wrong_data = "#wrong 1";
+  one.go();
+  const Finding* g = one.one("data-corruption");
+  ASSERT_TRUE(g);
+  EXPECT_TRUE(has(g->evidence, "reported 1 wrong result at")) << g->evidence;
+
+  // Checked and right ("0"), or not checked ("N/A"): no wrong_data, no finding.
   Check clean;
   clean.f.measurements = {ok};
-  clean.f.measurements[0].note = "out-of-place; #wrong 0";
   clean.go();
   EXPECT_TRUE(clean.e.findings().empty());
+}
+
+TEST(MeasurementRules, NvbandwidthPatternFailureIsDataCorruption) {
+  Check c;
+  Measurement m;
+  m.tool = "nvbandwidth";
+  m.test = "device_to_device_memcpy_read_ce";
+  m.note = "failed: Invalid value when checking the pattern at 0x70a640000000";
+  m.wrong_data = "Invalid value when checking the pattern at 0x70a640000000 (offset 11136)";
+  c.f.measurements = {m};
+  c.go();
+  const Finding* f = c.one("data-corruption");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->severity, Severity::kCritical);
+  EXPECT_TRUE(has(f->evidence,
+                  "nvbandwidth device_to_device_memcpy_read_ce: the data it moved "
+                  "failed its check (Invalid value when checking the pattern at "
+                  "0x70a640000000 (offset 11136))"))
+      << f->evidence;
+  // A failed test without a data check (a CUDA error) is not corruption.
+  Check err;
+  m.wrong_data.reset();
+  m.note = "failed: CUDA_ERROR_OUT_OF_MEMORY";
+  err.f.measurements = {m};
+  err.go();
+  EXPECT_TRUE(err.e.findings().empty());
+}
+
+TEST(MeasurementRules, WrongDataFiguresAreNotJudgedAsBandwidth) {
+  // A pair that copies at 10 GB/s over NV18 and a GPU at 5 GB/s over Gen5 x16, both with
+  // wrong data: data-corruption on each, and no bandwidth finding either way.
+  Check c = h200_pair();
+  Measurement peer = bw("gpuvet", "device_to_device_read_ce", 0, 1, 10.0, 64u << 20);
+  peer.wrong_data = "wrong data: 12 mismatched words";
+  Measurement h2d = bw("gpuvet", "host_to_device_ce", std::nullopt, 0, 5.0, 64u << 20);
+  h2d.wrong_data = "wrong data: 1 mismatched words";
+  c.f.measurements = {peer, h2d};
+  c.go();
+  EXPECT_TRUE(c.with("p2p-bandwidth-low").empty());
+  EXPECT_TRUE(c.with("h2d-bandwidth-low").empty());
+  auto all = c.with("data-corruption");
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0]->subjects, (std::vector<std::string>{"GPU0-GPU1"}));
+  EXPECT_EQ(all[1]->subjects, (std::vector<std::string>{"GPU0"}));
+  EXPECT_TRUE(has(all[1]->evidence,
+                  "gpuvet host_to_device_ce: the data it moved failed its "
+                  "check (wrong data: 1 mismatched words) on GPU0"))
+      << all[1]->evidence;
+
+  // Nor does a fast figure with wrong data hide a slow one that was right.
+  Check d = h200_pair();
+  Measurement fast = bw("gpuvet", "device_to_device_read_ce", 0, 1, 450.0, 64u << 20);
+  fast.wrong_data = "wrong data: 3 mismatched words";
+  d.f.measurements = {fast, bw("gpuvet", "device_to_device_read_ce", 1, 0, 40.0, 64u << 20)};
+  d.go();
+  EXPECT_TRUE(d.one("p2p-bandwidth-low"));
+  EXPECT_TRUE(d.one("data-corruption"));
+}
+
+TEST(MeasurementRules, DataCorruptionBlocksFrameworkTuning) {
+  Check c;
+  Measurement bad = bw("nccl-tests", "all_reduce_perf", std::nullopt, std::nullopt, 180, 1u << 30);
+  bad.wrong_data = "#wrong 2";
+  c.f.measurements = {bad};
+  c.f.scale_runs = {run("train", "llm-7b-layer", 1, 100, 0.02),
+                    run("train", "llm-7b-layer", 2, 120, 0.45)};
+  c.go();
+  const Finding* s = c.one("scaling-inefficient");
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->decision_note);
+  EXPECT_TRUE(has(*s->decision_note, "data-corruption")) << *s->decision_note;
+  EXPECT_TRUE(c.with("tune-framework").empty());
+}
+
+TEST(MeasurementRules, NvbandwidthBidirectionalTotalIsBothDirections) {
+  // nvbandwidth v0.8: Read1 and Read2 are one direction each, Total their sum. At 200 GB/s
+  // per direction over NV18 (≈ 450 expected) the Total of 400 must not pass as one direction.
+  Check c = h200_pair();
+  auto cell = [](const char* note, int src, int dst, double gbps) {
+    Measurement m =
+        bw("nvbandwidth", "device_to_device_bidirectional_memcpy_read_ce", src, dst, gbps);
+    m.note = note;
+    return m;
+  };
+  c.f.measurements = {cell("bidirectional", 0, 1, 200.15), cell("bidirectional", 1, 0, 200.31),
+                      cell("bidirectional total", 0, 1, 400.02),
+                      cell("bidirectional total", 1, 0, 400.33)};
+  c.go();
+  const Finding* f = c.one("p2p-bandwidth-low");
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(has(f->evidence, "200 GB/s")) << f->evidence;
+
+  // Healthy per direction: 2 × 430 total is as good as 430 each way.
+  Check ok = h200_pair();
+  ok.f.measurements = {cell("bidirectional total", 0, 1, 860)};
+  ok.go();
+  EXPECT_TRUE(ok.e.findings().empty());
+  Check low = h200_pair();
+  low.f.measurements = {cell("bidirectional total", 0, 1, 400)};
+  low.go();
+  const Finding* g = low.one("p2p-bandwidth-low");
+  ASSERT_TRUE(g);
+  EXPECT_TRUE(has(g->evidence, "both directions together")) << g->evidence;
 }
 
 // ================================================================ scaling-inefficient
