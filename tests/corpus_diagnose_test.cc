@@ -24,6 +24,10 @@ const std::map<std::pair<std::string, std::string>, const char*> kRealProblems =
     {{"cuda-samples/autodl-2x-rtx2080ti-p2pBandwidthLatencyTest-p2p-cannot-access.txt",
       "p2p-unavailable"},
      "the capture shows P2P refused between the two GPUs"},
+    {{"nvbandwidth/"
+      "nvbandwidth-issue34-8x-a100-sxm4-80gb-d2d-read-ce-pattern-verification-assert.txt",
+      "data-corruption"},
+     "nvbandwidth's own data check failed on a device-to-device read: wrong data"},
     {{"nccl-log/basicsr-issue737-pytorch-watchdog-allreduce-timeout.log", "nccl-error"},
      "the log holds NCCL watchdog timeouts / IB completion errors"},
     {{"nccl-log/llamafactory-issue6269-watchdog-reduce-scatter-timeout.log", "nccl-error"},
