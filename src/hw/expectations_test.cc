@@ -9,29 +9,13 @@
 #include <gtest/gtest.h>
 
 #include "hw/facts_query.h"
+#include "hw/test_facts.h"
 
 namespace gpuvet::hw {
 namespace {
 
-GpuFacts gpu(int index, const char* name, int gen_max, int width_max) {
-  GpuFacts g;
-  g.index = index;
-  g.name = name;
-  g.pcie.gen_max = gen_max;
-  g.pcie.width_max = width_max;
-  g.pcie.gen_current = gen_max;
-  g.pcie.width_current = width_max;
-  return g;
-}
-
-GpuPair pair(int a, int b, PathType path, std::optional<int> nvlinks = std::nullopt) {
-  GpuPair p;
-  p.a = a;
-  p.b = b;
-  p.path = path;
-  p.nvlinks = nvlinks;
-  return p;
-}
+using test::gpu;
+using test::pair;
 
 bool has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "hw/expectations.h"
+#include "hw/test_facts.h"
 #include "rules/rule.h"
 
 namespace gpuvet::rules {
@@ -15,25 +16,8 @@ namespace {
 
 // ---------------------------------------------------------------- fixtures
 
-GpuFacts gpu(int index, const char* name, int gen_max, int width_max) {
-  GpuFacts g;
-  g.index = index;
-  g.name = name;
-  g.pcie.gen_max = gen_max;
-  g.pcie.width_max = width_max;
-  g.pcie.gen_current = gen_max;
-  g.pcie.width_current = width_max;
-  return g;
-}
-
-GpuPair pair(int a, int b, PathType path, std::optional<int> nvlinks = std::nullopt) {
-  GpuPair p;
-  p.a = a;
-  p.b = b;
-  p.path = path;
-  p.nvlinks = nvlinks;
-  return p;
-}
+using test::gpu;
+using test::pair;
 
 Measurement bw(const char* tool, const char* test, std::optional<int> src, std::optional<int> dst,
                double gbps, std::optional<std::uint64_t> size = std::nullopt) {
