@@ -31,6 +31,8 @@ struct BenchCell {
   std::optional<double> expected;    // theoretical figure of the link/path/memory, same unit
   bool via_host = false;             // peer copy that could not use P2P: measured through host
   bool verified = false;             // data checked after the copies
+  bool wrong_data =
+      false;  // the check found data that differs from what was sent (`error` says how)
 };
 
 struct BenchMatrix {

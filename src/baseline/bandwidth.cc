@@ -25,7 +25,7 @@ std::vector<BandwidthValue> bandwidth_values(const std::vector<Measurement>& mea
   std::map<std::pair<int, int>, double> peer;  // slower direction per pair
   std::map<std::pair<int, int>, std::size_t> peer_at;
   for (const auto& m : measurements) {
-    if (m.note && m.note->find("wrong") != std::string::npos) continue;  // bad data
+    if (m.wrong_data) continue;  // a figure beside wrong data is no bandwidth to keep
     if (is_test(m, {"host_to_device_ce", "host_to_device_memcpy_ce"}) && m.dst_gpu &&
         m.bandwidth_gbps) {
       out.push_back({"h2d", gpu_label(*m.dst_gpu), std::nullopt, *m.bandwidth_gbps});

@@ -224,7 +224,7 @@ TEST(Baseline, RefusesMalformedAndMismatchedFilesNamingTheKey) {
 }
 
 TEST(Baseline, BandwidthValuesTakeTheSlowerPeerDirectionAndSkipWrongData) {
-  std::vector<Measurement> m(4);
+  std::vector<Measurement> m(5);
   m[0].test = "device_to_device_read_ce";
   m[0].src_gpu = 0;
   m[0].dst_gpu = 1;
@@ -238,7 +238,10 @@ TEST(Baseline, BandwidthValuesTakeTheSlowerPeerDirectionAndSkipWrongData) {
   m[2].bandwidth_gbps = 25;
   m[3].test = "all_reduce_perf";
   m[3].busbw_gbps = 100;
-  m[3].note = "#wrong 3";
+  m[3].wrong_data = "#wrong 3";
+  m[4] = m[0];  // slower than both, but its data came back wrong: no bandwidth to keep
+  m[4].bandwidth_gbps = 10;
+  m[4].wrong_data = "wrong data: 3 mismatched words in 1 of 16 samples";
   const auto v = bandwidth_values(m);
   ASSERT_EQ(v.size(), 2u);
   EXPECT_EQ(v[0].key, "h2d");

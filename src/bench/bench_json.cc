@@ -70,6 +70,11 @@ Result<std::vector<Measurement>> bench_json_measurements(std::string_view json_t
               if (auto e = c.find("error"); e != c.end() && e->is_string())
                 cell.error = e->get<std::string>();
               cell.via_host = c.value("via_host", false);
+              if (auto w = c.find("wrong_data"); w != c.end() && w->is_boolean())
+                cell.wrong_data = w->get<bool>();
+              else if (cell.error)  // written before the field: the error text says it
+                cell.wrong_data =
+                    cell.error->starts_with("wrong data") || cell.error->ends_with(" wrong values");
             }
             out_row.push_back(std::move(cell));
           }

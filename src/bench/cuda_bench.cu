@@ -271,6 +271,7 @@ void verify_into(gpu::DeviceHealth& health, BenchCell& cell, void* dst, int dev,
     cell.error = "verification failed: " + s.text;
   } else if (wrong != 0) {
     cell.error = "wrong data: " + std::to_string(wrong) + " mismatched words";
+    cell.wrong_data = true;
   } else {
     cell.verified = true;
   }
@@ -568,10 +569,11 @@ BenchCell cell_of(const Job& j) {
   }
   summarize(j.gbps, cell);
   if (!j.check) return cell;
-  if (j.wrong_samples > 0)
+  if (j.wrong_samples > 0) {
     cell.error = "wrong data: " + std::to_string(j.wrong_words) + " mismatched words in " +
                  std::to_string(j.wrong_samples) + " of " + std::to_string(j.checked) + " samples";
-  else
+    cell.wrong_data = true;
+  } else
     cell.verified = j.checked > 0 && j.checked == static_cast<int>(j.gbps.size());
   return cell;
 }
@@ -740,9 +742,11 @@ void chase_into(gpu::DeviceHealth& health, BenchCell& cell, int dev, const std::
       GPUVET_CUDA_TRY(cudaGetLastError());
       ChaseResult r{};
       GPUVET_CUDA_TRY(cudaMemcpy(&r, result, sizeof(r), cudaMemcpyDeviceToHost));
-      if (r.last != expected)
+      if (r.last != expected) {
+        cell.wrong_data = true;
         return GpuStatus::error("wrong data: pointer chase ended at word " +
                                 std::to_string(r.last) + ", expected " + std::to_string(expected));
+      }
       us.push_back(static_cast<double>(r.ns) / steps / 1e3);
     }
     summarize(us, cell);
@@ -751,7 +755,7 @@ void chase_into(gpu::DeviceHealth& health, BenchCell& cell, int dev, const std::
   };
   GpuStatus s = run();
   if (!s.ok()) {
-    health.record(dev, s);
+    if (!cell.wrong_data) health.record(dev, s);  // a wrong walk is data, not a device error
     cell.error = s.text;
   }
 }
@@ -917,9 +921,10 @@ BenchMatrix host_device_bandwidth(gpu::DeviceHealth& health, const HostDeviceSpe
           const std::string dir = spec.to_device ? "device → host" : "host → device";
           const BenchCell o = cell_of(jobs[other]);
           // Wrong data in the other direction is wrong data of this measurement too.
-          if (o.error && o.error->rfind("wrong data", 0) == 0 && !cell.error) {
+          if (o.wrong_data && !cell.error) {
             cell.error = dir + " at the same time: " + *o.error;
             cell.verified = false;
+            cell.wrong_data = true;
           }
           if (o.value && !o.error)
             m.notes.push_back(gpu_label(g) + ": " + dir +

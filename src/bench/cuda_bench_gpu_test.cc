@@ -306,6 +306,7 @@ TEST(CudaBenchGpu, PlantedCorruptionIsReportedAsWrongData) {
     // Planted in the middle sample, which the next sample would have overwritten: only a
     // check after every sample sees it.
     EXPECT_EQ(*cell.error, "wrong data: 1 mismatched words in 1 of 3 samples");
+    EXPECT_TRUE(cell.wrong_data);
     EXPECT_TRUE(cell.value);  // the figure is kept
     for (int g = 1; g < gpus(); ++g) EXPECT_TRUE(m.cells[g][0].verified) << g;
   }

@@ -494,7 +494,10 @@ class CollectiveRun {
     }
     for (auto& c : out.cells) c.verified = wrong.count == 0;
     if (wrong.count > 0) {
-      for (auto& c : out.cells) c.error = fmt::format("{} wrong values", wrong.count);
+      for (auto& c : out.cells) {
+        c.error = fmt::format("{} wrong values", wrong.count);
+        c.wrong_data = true;
+      }
       m_.notes.push_back(
           fmt::format("{}: {} wrong values; first: {}", what, wrong.count, wrong.first));
     }

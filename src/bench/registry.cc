@@ -468,12 +468,8 @@ void attach_expectations(BenchReport& report, const Facts& facts) {
 }
 
 std::optional<std::string> cell_wrong_data(const BenchCell& cell) {
-  if (!cell.error) return std::nullopt;
-  // cuda_bench.cu: "wrong data: 3 mismatched words", "wrong data: pointer chase ended at …";
-  // nccl_bench.cc: "3 wrong values".
-  if (starts_with(*cell.error, "wrong data") || cell.error->ends_with(" wrong values"))
-    return cell.error;
-  return std::nullopt;
+  if (!cell.wrong_data) return std::nullopt;
+  return cell.error.value_or("wrong data");
 }
 
 std::optional<std::string> p2p_copy_wrong_data(const P2PTruth& t) {

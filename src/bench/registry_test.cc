@@ -222,6 +222,7 @@ TEST(BenchRegistry, WrongCollectiveResultsBecomeDataCorruption) {
   BenchCell bad;
   bad.value = 100;
   bad.error = "3 wrong values";
+  bad.wrong_data = true;
   m.cells = {{bad, bad, bad}};
   r.results = {m};
   Facts f = h200_node();
@@ -263,6 +264,48 @@ TEST(BenchJson, ADocumentOfAnotherSchemaIsRefusedAndOursGivesItsMeasurements) {
   ASSERT_EQ(v.size(), 1u);
   EXPECT_EQ(v[0].subject, "GPU0");
   EXPECT_DOUBLE_EQ(v[0].gbps, 55.3);
+}
+
+// The cell's wrong_data flag, not its error text, makes a figure wrong data; a bench file
+// written before the flag existed is read by its text.
+TEST(BenchJson, WrongDataTravelsAsItsOwnFieldAndOldFilesByTheirText) {
+  BenchReport r;
+  r.cuda_available = true;
+  BenchMatrix m;
+  m.key = "host_to_device_ce";
+  m.unit = "GB/s";
+  m.rows = {"GPU0", "GPU1"};
+  m.cols = {"host"};
+  m.row_gpu = {0, 1};
+  m.col_gpu = {-1};
+  BenchCell bad;
+  bad.value = 55;
+  bad.wrong_data = true;
+  bad.error = "device → host at the same time: wrong data: 2 mismatched words";
+  BenchCell failed;  // an error that mentions no data check is no corruption
+  failed.value = 54;
+  failed.error = "cudaErrorLaunchTimeout: the launch timed out";
+  m.cells = {{bad}, {failed}};
+  r.results = {m};
+  EXPECT_TRUE(bench_has_wrong_data(r));
+  auto back = bench_json_measurements(bench_to_json(r, 0), "b.json");
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  int wrong = 0;
+  for (const auto& x : back.value()) wrong += x.wrong_data ? 1 : 0;
+  EXPECT_EQ(wrong, 1);
+
+  r.results[0].cells = {{failed}, {failed}};
+  EXPECT_FALSE(bench_has_wrong_data(r));
+
+  auto old = bench_json_measurements(
+      R"({"schema":"gpuvet.bench/1","results":[{"key":"host_to_device_ce","unit":"GB/s",
+          "rows":["GPU0"],"cols":["host"],"row_gpu":[0],"col_gpu":[-1],
+          "cells":[[{"value":55.3,"error":"wrong data: 1 mismatched words in 1 of 16 samples"}]]}]})",
+      "old.json");
+  ASSERT_TRUE(old.is_ok()) << old.status().to_string();
+  ASSERT_EQ(old.value().size(), 1u);
+  EXPECT_TRUE(old.value()[0].wrong_data);
+  EXPECT_TRUE(bandwidth_values(old.value()).empty());
 }
 
 }  // namespace

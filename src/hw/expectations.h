@@ -24,7 +24,10 @@ namespace gpuvet::hw {
 // The protocol ceiling: the share of the line rate (after encoding) left for data once each
 // TLP's framing, header and LCRC and the DLLPs between them are paid. PCI Express Base
 // Specification Rev 3.0 (the same figures hold through Rev 5.0; Rev 1.1/2.0 frame differently
-// but add up to the same bytes), for a posted 64-bit memory write (the device→host case):
+// but add up to the same bytes), for a posted 64-bit memory write (the device→host case).
+// The § numbers follow Rev 3.0's numbering as public summaries of it give them; the
+// specification text is members-only and was not checked here, so each number comes with
+// its section's title, which is how to find it in any revision.
 //   payload      kPcieAssumedMaxPayload = 256 bytes (Max_Payload_Size 256, the common setting
 //                on servers; Device Control register, §7.8.4)
 //   framing      4 bytes: the STP token, which carries the 12-bit TLP sequence number
@@ -76,9 +79,9 @@ std::optional<LinkExpectation> expected_host_device(const GpuFacts& g);
 
 // Peer traffic through the CPU's host bridge (PHB, NODE) or across sockets (SYS) is forwarded
 // by the root complex, which the PCIe spec leaves to the implementation (peer-to-peer between
-// root ports is optional, Rev 5.0 §1.3.1): there is no theoretical figure for it below the
-// link's. The theoretical figure stays the slower GPU's link; these allowances lower only the
-// share of it that p2p-bandwidth-low accepts. They are judgments, not readings: the one
+// root ports is optional: Rev 3.0 §1.3.1, "Root Complex"): there is no theoretical figure for it
+// below the link's. The theoretical figure stays the slower GPU's link; these allowances lower only
+// the share of it that p2p-bandwidth-low accepts. They are judgments, not readings: the one
 // published SYS reading we know (nvbandwidth issue 50, RTX A6000, Gen4 x16: 21.9 of 31.5 GB/s,
 // 0.70) sits above its allowance.
 inline constexpr double kHostBridgePeerFactor = 0.8;

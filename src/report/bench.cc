@@ -140,7 +140,8 @@ std::string bench_to_json(const BenchReport& report, int indent) {
                      {"expected", opt(c.expected)},
                      {"error", opt(c.error)},
                      {"via_host", c.via_host},
-                     {"verified", c.verified}});
+                     {"verified", c.verified},
+                     {"wrong_data", c.wrong_data}});
       cells.push_back(r);
     }
     results.push_back(
