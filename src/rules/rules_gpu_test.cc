@@ -997,5 +997,73 @@ TEST(InventoryRules, SlowDriverCallsAreAFinding) {
   EXPECT_TRUE(inventory(f).findings.empty());
 }
 
+TEST(GpuHealthRules, NodeLevelPowerBrakeThroughTheNvidiaSmiQImporter) {
+  // Two GPUs of an nvidia-smi -q paste (written for this test after the R535 layout), both
+  // idle with the power brake asserted.
+  std::string paste =
+      "==============NVSMI LOG==============\n\n"
+      "Driver Version                            : 535.161.08\n\n"
+      "Attached GPUs                             : 2\n";
+  for (int i = 0; i < 2; ++i)
+    paste += "GPU 00000000:1" + std::to_string(i) +
+             ":00.0\n"
+             "    Product Name                          : NVIDIA H100 80GB HBM3\n"
+             "    Performance State                     : P0\n"
+             "    Clocks Event Reasons\n"
+             "        Idle                              : Active\n"
+             "        Applications Clocks Setting       : Not Active\n"
+             "        SW Power Cap                      : Not Active\n"
+             "        HW Slowdown                       : Active\n"
+             "            HW Thermal Slowdown           : Not Active\n"
+             "            HW Power Brake Slowdown       : Active\n"
+             "        Sync Boost                        : Not Active\n"
+             "        SW Thermal Slowdown               : Not Active\n"
+             "    Utilization\n"
+             "        Gpu                               : 0 %\n"
+             "    Power Readings\n"
+             "        Power Draw                        : " +
+             std::string(i == 0 ? "68.41" : "71.90") +
+             " W\n"
+             "        Current Power Limit               : 700.00 W\n"
+             "        Requested Power Limit             : 700.00 W\n"
+             "        Default Power Limit               : 700.00 W\n";
+  const Facts f = import::import_text(paste, "q.txt");
+  ASSERT_EQ(f.gpus.size(), 2u);
+  const Out o = health(f);
+  const auto all = o.all("power-throttle");
+  ASSERT_EQ(all.size(), 1u) << o.dump();
+  EXPECT_EQ(all[0]->subjects, (std::vector<std::string>{"GPU0", "GPU1"}));
+  EXPECT_THAT(all[0]->evidence, HasSubstr("all 2 GPUs of the node"));
+  EXPECT_THAT(all[0]->evidence, HasSubstr("at idle (68–72 W)"));
+}
+
+TEST(GpuHealthRules, XidChainThroughTheKernelLogImporter) {
+  // dmesg lines as the driver prints them (written for this test): a DBE, then the cleanup
+  // of the channels it killed, then a 45 naming an NVLink cause.
+  const std::string log =
+      "[ 5123.401122] NVRM: Xid (PCI:0000:18:00): 48, pid=4242, name=python3, An uncorrectable "
+      "double bit error (DBE) has been detected on GPU in the framebuffer at partition 2, "
+      "subpartition 0.\n"
+      "[ 5123.402001] NVRM: Xid (PCI:0000:18:00): 45, pid=4242, name=python3, Ch 00000010\n"
+      "[ 6000.000000] NVRM: Xid (PCI:0000:2a:00): 45, pid=4300, name=python3, Ch 00000003 "
+      "caused by previous Xid 145\n";
+  const Facts f = import::import_text(log, "dmesg.txt");
+  ASSERT_EQ(f.kernel_log.xids.size(), 3u);
+  const Out o = health(f);
+  const Finding* dbe_cleanup = nullptr;
+  const Finding* nvlink = nullptr;
+  for (const auto* x : o.all("xid-error")) {
+    if (x->evidence.find("Xid 45") == 0 &&
+        x->evidence.find("following Xid 48") != std::string::npos)
+      dbe_cleanup = x;
+    if (x->evidence.find("following Xid 145") != std::string::npos) nvlink = x;
+  }
+  ASSERT_NE(dbe_cleanup, nullptr) << o.dump();
+  EXPECT_EQ(dbe_cleanup->severity, Severity::kCritical);
+  ASSERT_NE(nvlink, nullptr) << o.dump();
+  EXPECT_EQ(nvlink->severity, Severity::kWarning);
+  EXPECT_EQ(*nvlink->bottleneck, Bottleneck::kComms);
+}
+
 }  // namespace
 }  // namespace gpuvet::rules

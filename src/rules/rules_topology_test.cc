@@ -1012,5 +1012,24 @@ TEST(TopologyRulesP2p, NcclPeerAccessFailureBehindLauncherPrefixes) {
   EXPECT_TRUE(with_id(run(f), "p2p-unavailable").empty());
 }
 
+TEST(TopologyRulesSys, SameNumaNodeSysThroughTheTopoImporter) {
+  // `nvidia-smi topo -m` of a box whose two GPUs are SYS apart yet on one NUMA node (written
+  // for this test after nvidia-smi's layout).
+  const std::string topo =
+      "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n"
+      "GPU0\t X \tSYS\t0-31\t0\n"
+      "GPU1\tSYS\t X \t0-31\t0\n\n"
+      "Legend:\n\n"
+      "  X    = Self\n"
+      "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes "
+      "(e.g., QPI/UPI)\n";
+  const Facts f = import_text(topo, "topo.txt", {});
+  ASSERT_EQ(f.gpus.size(), 2u);
+  const auto v = with_id(run(f), "gpu-pair-crosses-numa");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_TRUE(has(v[0].evidence, "both GPUs report NUMA node 0")) << v[0].evidence;
+  EXPECT_FALSE(has(v[0].evidence, "node 0, GPU1 on node 0")) << v[0].evidence;
+}
+
 }  // namespace
 }  // namespace gpuvet::rules
