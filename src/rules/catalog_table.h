@@ -70,7 +70,8 @@ inline constexpr CatalogEntry kCatalog[] = {
      "task 4"},
     {"nvlink-down", "NVLink down, missing or disabled", "nvlink", kWarning, kTopology, B::kComms,
      "NVLink expected (model, pairs, baseline) but links are down, fewer than expected, or "
-     "disabled in the driver",
+     "disabled in the driver; bridged PCIe cards (H100 PCIe/NVL: 12 of 18 links, RTX A6000 or "
+     "3090: 4) count against their bridges, and an unbridged card beside bridged ones is info",
      "GPUs that should talk over NVLink fall back to PCIe (or to the host), an order of "
      "magnitude slower for collectives.",
      "Check nvidia-smi nvlink -s, the fabric manager on NVSwitch systems, the driver parameter "
