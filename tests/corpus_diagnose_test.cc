@@ -20,10 +20,11 @@ namespace {
 namespace fs = std::filesystem;
 
 // (file relative to the corpus root, finding id) → why the capture really shows it.
+// Not listed on purpose (healthy by design, info at most): the 2× H100 PCIe nvlink -s with 12 of
+// 18 links up (all three bridges' links), the 2× RTX 2080 Ti p2pBandwidthLatencyTest that
+// cannot access its peer (GeForce: no PCIe P2P in NVIDIA's driver), the RTX 3090 whose
+// requested and enforced limits agree at 200 W of 350 W (an administrator's nvidia-smi -pl).
 const std::map<std::pair<std::string, std::string>, const char*> kRealProblems = {
-    {{"cuda-samples/autodl-2x-rtx2080ti-p2pBandwidthLatencyTest-p2p-cannot-access.txt",
-      "p2p-unavailable"},
-     "the capture shows P2P refused between the two GPUs"},
     {{"nvbandwidth/"
       "nvbandwidth-issue34-8x-a100-sxm4-80gb-d2d-read-ce-pattern-verification-assert.txt",
       "data-corruption"},
@@ -36,8 +37,6 @@ const std::map<std::pair<std::string, std::string>, const char*> kRealProblems =
      "the log holds NCCL watchdog timeouts / IB completion errors"},
     {{"nccl-log/ofa-issue271-8xv100-legacy-watchdog-timeout-1800s.log", "nccl-error"},
      "the log holds NCCL watchdog timeouts / IB completion errors"},
-    {{"nvlink/hpe-dl380a-2x-h100-pcie-nvlink-s-6-inactive-links.txt", "nvlink-down"},
-     "6 of 18 NVLink links inactive on both GPUs"},
     {{"nvsmi-text/gpud-8x-h100-passthrough-q-drv535.183-pcie-replays.txt", "pcie-replay-errors"},
      "50+ PCIe replays since driver load"},
     {{"nvsmi-text/gpud-8x-h100-passthrough-q-drv535.183-pcie-replays.txt", "power-throttle"},
@@ -68,8 +67,6 @@ const std::map<std::pair<std::string, std::string>, const char*> kRealProblems =
      "the link really trained at x8 of x16"},
     {{"nvsmi-xml/telegraf-quadro-p2000-drv525.xml", "pcie-link-degraded"},
      "the link really trained at x8 of x16"},
-    {{"nvsmi-xml/telegraf-rtx3090-drv525.xml", "power-throttle"},
-     "power limit lowered below the default"},
     {{"nvsmi-xml/telegraf-tesla-t4-drv515.xml", "pcie-link-degraded"},
      "the link really trained at x8 of x16"},
     {{"p2p/autodl-2x-rtx2080ti-topo-p2p-p-not-supported.txt", "p2p-unavailable"},
@@ -86,6 +83,8 @@ const std::map<std::pair<std::string, std::string>, const char*> kRealProblems =
     {{"xid/mleng-a100-xid63-row-remapper-line.log", "xid-error"}, "the log holds that Xid"},
     {{"xid/nvsentinel-issue155-gpu-fallen-off-bus-multiline-no-xid.log", "gpu-unresponsive"},
      "the log says the GPU fell off the bus"},
+    {{"xid/ogkm-issue1150-xid45-caused-by-xid149-xid145-multi-gpu.log", "xid-error"},
+     "each Xid 45 names its cause, NVLink5 Xid 145/149: an NVLink fault, not the application"},
     {{"xid/tinygrad-4090-p2p-hack-dmesg-xid31-mmu-fault.log", "xid-error"},
      "the log holds that Xid"},
     {{"xid/vllm-issue40652-8xa100-xid119-gsp-timeout-pci-domain-0001.log", "xid-error"},

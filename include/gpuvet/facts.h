@@ -339,7 +339,9 @@ struct PciDevice {
 // One thing a NCCL_DEBUG=INFO log says that matters for triage.
 struct NcclEvent {
   // "version", "transport" (P2P/IPC, SHM, NET/IB, NET/Socket…), "net" (NET/IB : Using […]),
-  // "nvls", "channels", "tree", "warn", "timeout", "error", "fallback", "link"
+  // "nvls", "channels", "tree", "warn", "timeout", "error", "fallback", "link",
+  // "p2p" (a peer-access failure: CUDA IPC or peer mapping refused; the channel it was for,
+  // when the log shows it, in "[channel …]")
   std::string kind;
   std::optional<int> rank;
   std::optional<std::string> host;
@@ -359,7 +361,9 @@ struct Measurement {
   std::optional<double> bandwidth_gbps;  // algbw for collectives, GB/s (1e9)
   std::optional<double> busbw_gbps;      // collectives only
   std::optional<double> latency_us;
-  std::optional<std::string> note;  // "out-of-place", "in-place", "bidirectional", "sum", …
+  // "out-of-place", "in-place", "bidirectional", "sum", "failed: …", "waived" (nvbandwidth
+  // skipped the test: its filter refused it; no figure), …
+  std::optional<std::string> note;
   // The benchmark checked the data it moved and it was wrong: what the check said ("#wrong 3"
   // from nccl-tests, nvbandwidth's "Invalid value when checking the pattern at 0x… (offset
   // 11136)", gpuvet's "wrong data: 1 mismatched words"). Absent: right, or not checked. A

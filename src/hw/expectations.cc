@@ -157,6 +157,58 @@ std::optional<double> nvlink_link_gbps_for_version(int version) {
   }
 }
 
+bool consumer_gpu(std::string_view gpu_name) {
+  const std::string n = to_lower(gpu_name);
+  return contains(n, "geforce") || contains(n, "titan");
+}
+
+std::optional<NvlinkConfig> expected_nvlink(std::string_view gpu_name) {
+  const std::string n = to_lower(gpu_name);
+  auto bridge = [](int links, std::string what, int gpus = 2) {
+    NvlinkConfig c;
+    c.form = NvlinkFormFactor::kBridge;
+    c.links = links;
+    c.max_bridged_gpus = gpus;
+    c.what = std::move(what);
+    return std::optional<NvlinkConfig>(std::move(c));
+  };
+  auto board = [](int links, std::string what) {
+    NvlinkConfig c;
+    c.links = links;
+    c.what = std::move(what);
+    return std::optional<NvlinkConfig>(std::move(c));
+  };
+  const bool pcie = contains(n, "pcie");
+  const bool nvl = contains(n, "nvl");
+  // PCIe cards with bridges, each from its NVIDIA data sheet (NVLink bandwidth / 50 GB/s per
+  // link both ways, 28.125 GB/s for NVLink 3 on GA102 boards):
+  //   H100 PCIe and H100 NVL: 600 GB/s over three bridges → 12 links (the die lists 18);
+  //   H200 NVL: 900 GB/s over 2- or 4-way bridges → 18; A100 PCIe: 600 GB/s → 12;
+  //   A800 PCIe: 400 GB/s → 8; RTX A6000/A5500/A5000/A4500, A40, GeForce RTX 3090 (Ti):
+  //   112.5 GB/s → 4; TITAN RTX, RTX 2080 Ti, Quadro RTX 8000/6000: 100 GB/s → 2;
+  //   RTX 2080 (Super), RTX 2070 Super, Quadro RTX 5000: 50 GB/s → 1.
+  if (has_model(n, "h100") && (pcie || nvl))
+    return bridge(12, "an H100 PCIe/NVL card's three NVLink bridges (12 of the die's 18 links)");
+  if (has_model(n, "h200") && nvl) return bridge(18, "an H200 NVL card's NVLink bridge", 4);
+  if (has_model(n, "a100") && pcie) return bridge(12, "an A100 PCIe card's three NVLink bridges");
+  if (has_model(n, "a800") && pcie) return bridge(8, "an A800 PCIe card's NVLink bridges");
+  for (const char* m : {"rtx a6000", "rtx a5500", "rtx a5000", "rtx a4500", "a40", "rtx 3090"})
+    if (has_model(n, m)) return bridge(4, "a 2-GPU NVLink bridge on this card (4 links)");
+  for (const char* m : {"titan rtx", "rtx 2080 ti", "quadro rtx 8000", "quadro rtx 6000"})
+    if (contains(n, m)) return bridge(2, "a 2-GPU NVLink bridge on this card (2 links)");
+  for (const char* m : {"rtx 2080", "rtx 2070 super", "quadro rtx 5000"})
+    if (contains(n, m)) return bridge(1, "a 2-GPU NVLink bridge on this card (1 link)");
+  if (pcie) return std::nullopt;  // other PCIe boards: no NVLink (V100 PCIe, L40S, …)
+  // Baseboards (SXM modules): the whitepapers' link counts, every link wired.
+  for (const char* m : {"gb300", "b300", "gb200", "b200", "b100", "h200", "h100", "h20", "gh200"})
+    if (has_model(n, m)) return board(18, "an NVLink 4/5 baseboard GPU (18 links)");
+  if (has_model(n, "h800")) return board(8, "an H800 SXM baseboard GPU (8 links)");
+  if (has_model(n, "a800")) return board(8, "an A800 SXM baseboard GPU (8 links)");
+  if (has_model(n, "a100")) return board(12, "an A100 SXM baseboard GPU (12 links)");
+  if (has_model(n, "v100") && contains(n, "sxm")) return board(6, "a V100 SXM GPU (6 links)");
+  return std::nullopt;
+}
+
 // ---------------------------------------------------------------- peer
 
 std::optional<PeerExpectation> expected_peer(const Facts& f, const GpuPair& pair) {
@@ -192,7 +244,11 @@ std::optional<PeerExpectation> expected_peer(const Facts& f, const GpuPair& pair
       e.basis = fmt::format("the Gen{} x{} link of the slower GPU", slow.gen, slow.width);
       if (pair.path == PathType::kSYS) {
         e.allowance = kCrossSocketPeerFactor;
-        e.allowance_reason = "the traffic crosses the CPU interconnect";
+        // Both GPUs on one NUMA node: SYS there means different root complexes, not sockets.
+        const bool one_node = ga->numa_node && gb->numa_node && *ga->numa_node == *gb->numa_node;
+        e.allowance_reason = one_node ? "the traffic passes between PCIe root complexes inside "
+                                        "the CPU"
+                                      : "the traffic crosses the CPU interconnect";
       } else if (pair.path == PathType::kPHB || pair.path == PathType::kNODE) {
         e.allowance = kHostBridgePeerFactor;
         e.allowance_reason = "the CPU host bridge forwards the traffic";

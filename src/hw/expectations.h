@@ -96,6 +96,28 @@ std::optional<double> nvlink_link_gbps_for_model(std::string_view gpu_name);
 // Per-link, per-direction rate by the NVLink version NVML reports (1–5); empty otherwise.
 std::optional<double> nvlink_link_gbps_for_version(int version);
 
+// How a GPU model's NVLink is wired, and so how many links a healthy one has up. Baseboard
+// (SXM/HGX, NVSwitch or direct mesh): every link the GPU lists is wired and should be active.
+// Bridge (PCIe cards): links come up only where an NVLink bridge is fitted, bridges join two
+// cards (H200 NVL: up to four), and the card may list more links than its bridges carry — an
+// H100 PCIe/NVL lists the die's 18, of which its three bridges use 12.
+enum class NvlinkFormFactor { kBaseboard, kBridge };
+
+struct NvlinkConfig {
+  NvlinkFormFactor form = NvlinkFormFactor::kBaseboard;
+  int links = 0;             // links a GPU has up in this configuration (bridge: fully bridged)
+  int max_bridged_gpus = 2;  // GPUs one bridge set joins (bridge only)
+  std::string what;          // for evidence: "an H100 PCIe/NVL card's three NVLink bridges"
+};
+
+// By GPU model name (case-insensitive); empty for models without NVLink or not in the table.
+std::optional<NvlinkConfig> expected_nvlink(std::string_view gpu_name);
+
+// GeForce (and TITAN) cards: NVIDIA's driver offers them no peer-to-peer over PCIe (the RTX 20
+// series on; only an NVLink bridge gives them P2P), so P2P refused between two of them is
+// expected, not a fault. Case-insensitive on the model name.
+bool consumer_gpu(std::string_view gpu_name);
+
 struct PeerExpectation {
   PathType path = PathType::kUnknown;
   double theoretical_gbps = 0;   // per direction: NV# × per-link rate, or the slower PCIe link

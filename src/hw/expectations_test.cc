@@ -246,5 +246,41 @@ TEST(Expectations, DeviceMemoryByModelFromDataSheets) {
   }
 }
 
+TEST(NvlinkConfig, ModelAndFormFactor) {
+  auto c = expected_nvlink("NVIDIA H100 PCIe");
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->form, NvlinkFormFactor::kBridge);
+  EXPECT_EQ(c->links, 12);
+  EXPECT_EQ(expected_nvlink("NVIDIA H100 NVL")->links, 12);
+  EXPECT_EQ(expected_nvlink("NVIDIA H200 NVL")->max_bridged_gpus, 4);
+  EXPECT_EQ(expected_nvlink("NVIDIA RTX A6000")->links, 4);
+  EXPECT_EQ(expected_nvlink("NVIDIA GeForce RTX 3090")->links, 4);
+  EXPECT_EQ(expected_nvlink("NVIDIA GeForce RTX 2080 Ti")->links, 2);
+  c = expected_nvlink("NVIDIA H100 80GB HBM3");
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->form, NvlinkFormFactor::kBaseboard);
+  EXPECT_EQ(c->links, 18);
+  EXPECT_EQ(expected_nvlink("NVIDIA H800")->links, 8);
+  EXPECT_EQ(expected_nvlink("NVIDIA A100-SXM4-80GB")->links, 12);
+  EXPECT_FALSE(expected_nvlink("NVIDIA L40S").has_value());
+  EXPECT_FALSE(expected_nvlink("NVIDIA RTX A4000").has_value());
+  EXPECT_FALSE(expected_nvlink("Tesla V100-PCIE-32GB").has_value());
+  EXPECT_TRUE(consumer_gpu("NVIDIA GeForce RTX 4090"));
+  EXPECT_FALSE(consumer_gpu("NVIDIA RTX A6000"));
+}
+
+TEST(PeerExpectation, SysOnOneNumaNodeNamesRootComplexes) {
+  Facts f;
+  f.gpus = {gpu(0, "NVIDIA L40S", 4, 16), gpu(1, "NVIDIA L40S", 4, 16)};
+  f.gpus[0].numa_node = 0;
+  f.gpus[1].numa_node = 0;
+  auto e = expected_peer(f, pair(0, 1, PathType::kSYS));
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->allowance_reason, "the traffic passes between PCIe root complexes inside the CPU");
+  f.gpus[1].numa_node = 1;
+  EXPECT_EQ(expected_peer(f, pair(0, 1, PathType::kSYS))->allowance_reason,
+            "the traffic crosses the CPU interconnect");
+}
+
 }  // namespace
 }  // namespace gpuvet::hw

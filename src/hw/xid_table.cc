@@ -215,6 +215,62 @@ const char* xid_origin_name(XidOrigin origin) {
 
 std::span<const XidInfo> xid_catalog() { return kXids; }
 
+bool xid_is_consequence(int code) { return code == 43 || code == 45 || code == 154; }
+
+std::optional<int> xid_named_cause(std::string_view message) {
+  for (std::string_view key : {"previous Xid ", "previous XID ", "previous xid "}) {
+    std::size_t p = message.find(key);
+    if (p == std::string_view::npos) continue;
+    p += key.size();
+    int v = 0;
+    std::size_t n = 0;
+    while (p + n < message.size() && n < 4 && message[p + n] >= '0' && message[p + n] <= '9')
+      v = v * 10 + (message[p + n++] - '0');
+    if (n > 0 && v > 0) return v;
+  }
+  return std::nullopt;
+}
+
+std::optional<XidRecoveryAction> xid_recovery_action(std::string_view message) {
+  // "… changed from 0x0 (None) to 0x2 (Node Reboot Required)", or "… changed to 0x1 (…)".
+  const std::size_t changed = message.find("recovery action changed");
+  if (changed == std::string_view::npos) return std::nullopt;
+  std::size_t to = message.find(" to 0x", changed);
+  if (to == std::string_view::npos) return std::nullopt;
+  to += 6;
+  int code = 0;
+  std::size_t n = 0;
+  while (to + n < message.size() && n < 4) {
+    const char ch = message[to + n];
+    int d = ch >= '0' && ch <= '9'   ? ch - '0'
+            : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+            : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                     : -1;
+    if (d < 0) break;
+    code = code * 16 + d;
+    ++n;
+  }
+  if (n == 0) return std::nullopt;
+  // nvmlDeviceGpuRecoveryAction_t: 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain
+  // and reset, 5 recover IMEX domain, 6 bus reset, 7 system reboot.
+  static constexpr const char* kNames[] = {"None",      "GPU Reset",       "Node Reboot",
+                                           "Drain P2P", "Drain and Reset", "Recover IMEX Domain",
+                                           "Bus Reset", "System Reboot"};
+  XidRecoveryAction a;
+  a.code = code;
+  a.text = code >= 0 && code < 8 ? kNames[code] : "action " + std::to_string(code);
+  const std::size_t open = message.find('(', to + n);
+  if (open != std::string_view::npos && open <= to + n + 2) {
+    const std::size_t close = message.find(')', open);
+    if (close != std::string_view::npos && close - open > 1 && close - open < 48)
+      a.text = std::string(message.substr(open + 1, close - open - 1));
+  }
+  a.severity = code == 0                ? Severity::kInfo
+               : code == 3 || code == 5 ? Severity::kWarning
+                                        : Severity::kCritical;
+  return a;
+}
+
 const XidInfo* find_xid(int code) {
   auto it = std::lower_bound(std::begin(kXids), std::end(kXids), code,
                              [](const XidInfo& info, int c) { return info.code < c; });

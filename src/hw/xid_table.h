@@ -9,7 +9,10 @@
 // never an error. Immutable static data: safe from any thread.
 #pragma once
 
+#include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 
 #include "gpuvet/severity.h"
 
@@ -43,5 +46,27 @@ std::span<const XidInfo> xid_catalog();
 
 // The entry for `code`, or nullptr when the table does not know it.
 const XidInfo* find_xid(int code);
+
+// ---- chains: codes that report the consequence of an earlier fault
+
+// Codes whose event is the aftermath of another Xid on the same GPU rather than a fault of
+// its own: 43 (channel reset after an application fault), 45 (preemptive cleanup "due to
+// previous errors") and 154 (the recovery action an earlier fault calls for). NVIDIA's
+// catalog tells the reader to follow the Xid that came before them.
+bool xid_is_consequence(int code);
+
+// The cause a driver message names: "… caused by previous Xid 149" → 149 (Xid 45 on R560 and
+// later prints it). Empty when the message names none.
+std::optional<int> xid_named_cause(std::string_view message);
+
+// Xid 154's "GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)": the
+// action now required (nvmlDeviceGpuRecoveryAction_t) and the severity it calls for — none:
+// info (recovered); drain P2P, recover IMEX domain: warning; any reset or reboot: critical.
+struct XidRecoveryAction {
+  int code = 0;
+  std::string text;  // "Node Reboot Required", or NVML's name when the message gives none
+  Severity severity = Severity::kWarning;
+};
+std::optional<XidRecoveryAction> xid_recovery_action(std::string_view message);
 
 }  // namespace gpuvet::hw

@@ -139,5 +139,28 @@ TEST(XidCatalog, SortedAndUnique) {
   for (const XidInfo& info : all) EXPECT_EQ(find_xid(info.code), &info);
 }
 
+TEST(XidChains, NamedCauseAndRecoveryAction) {
+  EXPECT_TRUE(xid_is_consequence(45));
+  EXPECT_TRUE(xid_is_consequence(154));
+  EXPECT_FALSE(xid_is_consequence(79));
+  EXPECT_EQ(xid_named_cause("pid=1, name=python3, Ch 0000000c caused by previous Xid 149"), 149);
+  EXPECT_EQ(xid_named_cause("pid=1, name=python3, Ch 00000002"), std::nullopt);
+  auto a = xid_recovery_action(
+      "GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->code, 2);
+  EXPECT_EQ(a->text, "Node Reboot Required");
+  EXPECT_EQ(a->severity, Severity::kCritical);
+  a = xid_recovery_action(
+      "GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->severity, Severity::kInfo);
+  a = xid_recovery_action("GPU recovery action changed to 0x3");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->text, "Drain P2P");
+  EXPECT_EQ(a->severity, Severity::kWarning);
+  EXPECT_FALSE(xid_recovery_action("Ch 00000001, intr 10000000").has_value());
+}
+
 }  // namespace
 }  // namespace gpuvet::hw

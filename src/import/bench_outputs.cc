@@ -641,8 +641,30 @@ Status import_nvbandwidth(std::string_view text, Facts& out) {
       test_failed = true;
       return true;
     }
-    if (!test.empty() && starts_with(l, "Waived")) {
-      out.notes.push_back("nvbandwidth: " + test + " waived");
+    // A testcase nvbandwidth skipped because its filter refused it: the device-to-device
+    // ones (and all_to_one, one_to_all) are waived when no pair of GPUs can map peer memory
+    // (cuDeviceCanAccessPeer is 0 for every pair). Three eras print it: "Waiving <test>."
+    // (up to v0.4), "<test> Waived." and, since v0.5, "Waived: " with no name (it replaces
+    // the "Running" line, so the test before it is not the one waived).
+    std::optional<std::string> waived;
+    if (starts_with(l, "Waiving ") && l.size() > 8) {
+      std::string_view name = trim(l.substr(8));
+      if (!name.empty() && name.back() == '.') name.remove_suffix(1);
+      if (!name.empty() && name.find(' ') == npos) waived = clean(name, 96);
+    } else if (l.size() > 8 && l.substr(l.size() - 8) == " Waived.") {
+      std::string_view name = trim(l.substr(0, l.size() - 8));
+      if (!name.empty() && name.find(' ') == npos) waived = clean(name, 96);
+    } else if (l == "Waived" || starts_with(l, "Waived:")) {
+      waived = std::string();
+    }
+    if (waived) {
+      end_matrix();
+      test.clear();
+      Measurement m;
+      m.tool = "nvbandwidth";
+      m.test = waived->empty() ? std::string("(a testcase nvbandwidth did not name)") : *waived;
+      m.note = "waived";
+      add_measurement(out, std::move(m), dropped);
       return true;
     }
     return true;

@@ -665,5 +665,24 @@ TEST(BenchRobust, TenMegabyteInputsInBoundedTime) {
   }
 }
 
+TEST(BenchNvbandwidth, WaivedTestcasesOfEveryEra) {
+  // Written for this test after nvbandwidth's output code (testcase filter refused).
+  const std::string head =
+      "nvbandwidth Version: v0.4\n\nDevice 0: NVIDIA L40S (00000000:17:00)\n"
+      "Device 1: NVIDIA L40S (00000000:18:00)\n\n";
+  for (const auto& [line, test] : std::vector<std::pair<std::string, std::string>>{
+           {"Waiving device_to_device_memcpy_read_ce.", "device_to_device_memcpy_read_ce"},
+           {"device_to_device_memcpy_write_ce Waived.", "device_to_device_memcpy_write_ce"},
+           {"Waived: ", "(a testcase nvbandwidth did not name)"}}) {
+    Facts f;
+    ASSERT_TRUE(import_nvbandwidth(head + line + "\n\n", f).is_ok()) << line;
+    ASSERT_EQ(f.measurements.size(), 1u) << line;
+    EXPECT_EQ(f.measurements[0].test, test);
+    EXPECT_EQ(f.measurements[0].note, "waived");
+    EXPECT_FALSE(f.measurements[0].bandwidth_gbps.has_value());
+    EXPECT_EQ(f.gpus.size(), 2u);
+  }
+}
+
 }  // namespace
 }  // namespace gpuvet::import

@@ -68,6 +68,7 @@ std::optional<std::string> bus_id_from_nccl_hex(std::string_view s) {
 struct Prefix {
   std::optional<std::string> host;
   std::optional<int> pid;
+  std::optional<int> tid;
   std::optional<int> dev;
 };
 
@@ -96,6 +97,7 @@ Prefix parse_prefix(std::string_view p) {
       if (tid && pid && !host.empty()) {
         out.host = clean(host, 128);
         out.pid = pid;
+        out.tid = tid;
         out.dev = small_int(p.substr(q + 2, j - q - 2));
         return out;
       }
@@ -226,8 +228,26 @@ void add_version(std::string_view line, const Prefix& pre, EventSink& sink) {
 struct LogState {
   // Rank of each host:pid, learned from "comm 0x… rank R nranks N … - Init" lines.
   std::unordered_map<std::string, int> rank_by_pid;
+  // The last "via P2P" channel each host:pid:tid set up: a peer-access failure that thread
+  // logs next is about that connection.
+  std::unordered_map<std::string, std::string> p2p_channel_by_thread;
   std::size_t nccl_lines = 0;
 };
+
+std::string thread_key(const Prefix& pre) {
+  if (!pre.host || !pre.pid) return {};
+  return *pre.host + ":" + std::to_string(*pre.pid) + ":" +
+         (pre.tid ? std::to_string(*pre.tid) : std::string());
+}
+
+// NCCL could not map a peer GPU's memory: cudaIpcOpenMemHandle or cudaDeviceEnablePeerAccess
+// refused ("failed to open CUDA IPC handle : 217 peer access is not supported between these
+// two devices", "Cuda failure 'peer access is not supported between these two devices'").
+bool is_peer_failure(std::string_view msg) {
+  return contains(msg, "failed to open CUDA IPC handle") ||
+         contains(msg, "peer access is not supported") ||
+         contains(msg, "cudaErrorPeerAccessUnsupported");
+}
 
 std::optional<int> known_rank(const LogState& st, const Prefix& pre) {
   if (!pre.host || !pre.pid) return std::nullopt;
@@ -260,6 +280,9 @@ void handle_info(std::string_view msg, const Prefix& pre, LogState& st, EventSin
     ev.rank.reset();
     parse_channel(rest, ev);
     ev.detail = clean(rest);
+    if (contains(rest, "via P2P"))
+      if (std::string key = thread_key(pre); !key.empty())
+        st.p2p_channel_by_thread[key] = ev.detail;
     sink.add(std::move(ev));
     return;
   }
@@ -398,6 +421,12 @@ void handle_line(std::string_view raw, LogState& st, EventSink& sink) {
                                   contains(msg, "status=") && !contains(msg, "status=0 ");
     ev.kind = completion_error || is_error_text(msg) ? "error" : "warn";
     ev.detail = clean(msg);
+    if (is_peer_failure(msg)) {
+      ev.kind = "p2p";
+      auto it = st.p2p_channel_by_thread.find(thread_key(pre));
+      if (it != st.p2p_channel_by_thread.end())
+        ev.detail = clean(std::string(msg) + " [channel " + it->second + "]");
+    }
     sink.add(std::move(ev));
     return;
   }

@@ -333,5 +333,32 @@ TEST(NcclTopoXml, DeepNestingDoesNotOverflow) {
   SUCCEED();
 }
 
+TEST(NcclLogPeer, PeerAccessFailureKeepsItsChannel) {
+  // As Ray prints NCCL's lines (written for this test after NCCL's WARN format).
+  const std::string log =
+      "(pid=909608) z-pc:909608:910337 [0] NCCL INFO Channel 00 : 0[2d000] -> 1[2e000] via "
+      "P2P/IPC\n"
+      "(pid=909608) z-pc:909608:910337 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA "
+      "IPC handle : 217 peer access is not supported between these two devices\n"
+      "[rank1]: other:5:6 [1] transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : 11 "
+      "invalid argument\n"
+      "other:5:6 [1] NCCL WARN NET/Socket : message truncated\n";
+  std::vector<NcclEvent> ev;
+  parse_nccl_log_events(log, ev, nullptr);
+  std::vector<const NcclEvent*> p2p;
+  for (const auto& e : ev)
+    if (e.kind == "p2p") p2p.push_back(&e);
+  ASSERT_EQ(p2p.size(), 2u);
+  EXPECT_EQ(p2p[0]->host, "z-pc");
+  EXPECT_NE(p2p[0]->detail.find("[channel 0[2d000] -> 1[2e000] via P2P/IPC]"), std::string::npos)
+      << p2p[0]->detail;
+  EXPECT_EQ(p2p[1]->host, "other");
+  EXPECT_EQ(p2p[1]->detail.find("[channel"), std::string::npos);  // no channel on that thread
+  // An unrelated warning stays a warning.
+  EXPECT_TRUE(std::any_of(ev.begin(), ev.end(), [](const NcclEvent& e) {
+    return e.kind == "warn" && e.detail.find("truncated") != std::string::npos;
+  }));
+}
+
 }  // namespace
 }  // namespace gpuvet::import

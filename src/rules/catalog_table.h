@@ -48,16 +48,21 @@ inline constexpr CatalogEntry kCatalog[] = {
      "task 2, story 3"},
     {"gpu-pair-crosses-numa", "GPU pair connected through the CPU interconnect (SYS)", "topology",
      kInfo, kTopology, B::kComms,
-     "two GPUs whose path is SYS: traffic between them crosses the socket interconnect",
-     "The two GPUs sit on different CPU sockets. Every gradient exchange between them crosses "
-     "the CPU interconnect, so tightly synchronised jobs scale worse than on a same-socket pair.",
+     "two GPUs whose path is SYS: traffic between them crosses the socket interconnect (or, "
+     "when both report one NUMA node, passes between PCIe root complexes inside the CPU)",
+     "The two GPUs' PCIe trees meet only inside the CPU: usually on different sockets, so every "
+     "gradient exchange crosses the socket interconnect; when both GPUs report the same NUMA "
+     "node, at least through different root complexes (host bridges). Tightly synchronised "
+     "jobs scale worse than on a pair behind one switch or host bridge.",
      "Keep communicating ranks on GPUs of the same socket where possible, give independent jobs "
      "to GPUs on different sockets, or use a server with a better GPU interconnect.",
      "task 3"},
     {"p2p-unavailable", "Peer-to-peer access not available between GPUs", "topology", kWarning,
      kTopology, B::kComms,
-     "P2P read/write status between a pair is not OK (NS, CNS, TNS, DR, U); GNS (a model without "
-     "P2P) and CNS across sockets (SYS) are info",
+     "P2P read/write status between a pair is not OK (NS, CNS, TNS, DR, U), nvbandwidth waives "
+     "its peer tests, or NCCL fails to map a peer's memory (CUDA IPC / peer access refused); GNS "
+     "(a model without P2P), CNS across sockets (SYS) and GeForce pairs off NVLink (no PCIe "
+     "P2P in NVIDIA's driver) are info",
      "Without P2P, GPU↔GPU traffic bounces through host memory: more latency, less bandwidth, "
      "and more CPU memory traffic for every collective.",
      "Check the IOMMU and ACS settings, the virtualisation mode, the BIOS toggles and the "
@@ -65,7 +70,8 @@ inline constexpr CatalogEntry kCatalog[] = {
      "task 4"},
     {"nvlink-down", "NVLink down, missing or disabled", "nvlink", kWarning, kTopology, B::kComms,
      "NVLink expected (model, pairs, baseline) but links are down, fewer than expected, or "
-     "disabled in the driver",
+     "disabled in the driver; bridged PCIe cards (H100 PCIe/NVL: 12 of 18 links, RTX A6000 or "
+     "3090: 4) count against their bridges, and an unbridged card beside bridged ones is info",
      "GPUs that should talk over NVLink fall back to PCIe (or to the host), an order of "
      "magnitude slower for collectives.",
      "Check nvidia-smi nvlink -s, the fabric manager on NVSwitch systems, the driver parameter "
@@ -80,13 +86,18 @@ inline constexpr CatalogEntry kCatalog[] = {
      "or lower the power limit carefully.",
      "task 5", kByScale},
     {"power-throttle", "GPU held back by its power limit", "power", kWarning, kSystem, B::kThermal,
-     "hardware power brake/slowdown, a power limit below the default, or a busy GPU capping at "
-     "a limit whose default is unknown (warning); capping at the rated default limit under load "
-     "is info",
-     "The GPU runs at its power ceiling and trades clock speed for watts; a lowered limit or a "
-     "power brake (PSU, board) caps throughput.",
-     "Check the configured limit against the default, the PSU and the power brake signal; "
-     "standardise power caps across nodes so one node is not the slow one.",
+     "hardware power brake/slowdown, a limit enforced below the requested one (an outside cap: "
+     "BMC/IPMI, datacenter policy) busy or idle, a limit below the default of unknown origin, or "
+     "a busy GPU capping at a limit whose default is unknown (warning); capping at the rated "
+     "default under load, or at a lower limit an administrator set (requested = enforced < "
+     "default), is info; the same fault on every GPU is one node-level finding",
+     "Power holds the GPU's clocks back: its own limit under heavy load (it trades clock speed "
+     "for watts), a limit lowered by an operator or enforced from outside (BMC, power policy), "
+     "or a power-brake signal from the board, PSU or BMC, which slows even an idle GPU. The "
+     "same brake or cap on every GPU at once comes from the node's power delivery, not a GPU.",
+     "Check the enforced limit against the requested and the default one, the PSUs, the BMC's "
+     "power capping and event log and the power brake signal; standardise power caps across "
+     "nodes so one node is not the slow one.",
      "task 5", kByScale},
     {"clocks-below-target", "Busy GPU running well below its maximum clock", "clocks", kWarning,
      kSystem, B::kThermal,

@@ -356,55 +356,212 @@ bool check_thermal(const Context& c, const GpuFacts& g, Emitter& e) {
 }
 
 // What check_power found: nothing, a GPU running at its rated (default) power limit under
-// load — how a healthy GPU behaves on heavy kernels — or a real power problem.
-enum class PowerState { kNone, kAtRatedLimit, kProblem };
+// load — how a healthy GPU behaves on heavy kernels —, at a lower limit an administrator set on
+// purpose, or a real power problem.
+enum class PowerState { kNone, kAtRatedLimit, kAdminLimit, kProblem };
 
-// Emits power-throttle: a warning for a lowered limit, a hardware slowdown or a cap whose
-// default is unknown; info for a busy GPU capping at its rated default limit.
-PowerState check_power(const Context& c, const GpuFacts& g, bool busy, Emitter& e) {
+// One GPU's power-throttle finding before it is emitted: GPUs that all report the same
+// signal (every GPU's power brake at once) become one node-level finding.
+struct PowerFinding {
+  int gpu = 0;
+  Severity severity = Severity::kInfo;
+  std::string evidence;
+  // What is wrong, without the GPU's own numbers: "hw_power_brake_slowdown", "outside-cap
+  // 450/700", "admin-limit 200/350". Equal keys on every GPU make a node-level fault.
+  std::string key;
+  std::string signal;  // the key in words, for the node-level evidence
+};
+
+struct PowerResult {
+  PowerState state = PowerState::kNone;
+  std::optional<PowerFinding> finding;
+};
+
+// power-throttle: a warning for a hardware slowdown, a cap enforced below the requested limit
+// (from outside the GPU's own setting: BMC/IPMI, a datacenter power policy) busy or not, a
+// limit below the default whose origin is unknown, or a cap whose default is unknown; info for
+// a busy GPU capping at its rated default limit, and for a limit an administrator set below
+// the default (requested and enforced agree: nvidia-smi -pl, a deliberate choice).
+PowerResult check_power(const Context& c, const GpuFacts& g, bool busy) {
   const Power& p = g.power;
   std::vector<std::string> parts;
+  std::vector<std::string> keys;
+  std::vector<std::string> signals;
   bool problem = false;
+  bool admin = false;
   // The software cap only matters under load: an idle GPU sitting under its cap is fine.
-  if (busy && has_reason(g, "sw_power_cap")) parts.push_back("sw_power_cap active while busy");
+  if (busy && has_reason(g, "sw_power_cap")) {
+    parts.push_back("sw_power_cap active while busy");
+    keys.push_back("sw_power_cap");
+    signals.push_back("sw_power_cap active while busy");
+  }
   // Hardware slowdowns are external signals (power brake from the PSU/board, or an
   // over-temperature line): notable even on an idle GPU.
   if (has_reason(g, "hw_power_brake_slowdown")) {
     parts.push_back("hw_power_brake_slowdown active (external power-brake signal)");
+    keys.push_back("hw_power_brake_slowdown");
+    signals.push_back("hw_power_brake_slowdown active (external power-brake signal)");
     problem = true;
   }
   if (has_reason(g, "hw_slowdown") && !has_reason(g, "hw_thermal_slowdown") &&
       !has_reason(g, "hw_power_brake_slowdown")) {
     parts.push_back("hw_slowdown active (hardware slowdown: power brake or over-temperature)");
+    keys.push_back("hw_slowdown");
+    signals.push_back("hw_slowdown active (hardware slowdown: power brake or over-temperature)");
     problem = true;
   }
-  const std::optional<double> limit = p.enforced_limit_w ? p.enforced_limit_w : p.limit_w;
+  const std::optional<double> requested = p.limit_w;
+  const std::optional<double> enforced = p.enforced_limit_w;
+  const std::optional<double> limit = enforced ? enforced : requested;
   const bool at_limit =
       busy && p.draw_w && limit && *limit > 0 && *p.draw_w >= c.t.power_at_limit_fraction * *limit;
   if (at_limit)
     parts.push_back(fmt::format("drawing {}/{} W ({} %) while busy: at its power limit",
                                 watts(*p.draw_w), watts(*limit), percent(*p.draw_w / *limit)));
-  const std::optional<double> set = p.limit_w ? p.limit_w : p.enforced_limit_w;
-  bool lowered = false;
-  if (set && p.default_limit_w &&
-      *set < c.t.power_limit_below_default_fraction * *p.default_limit_w) {
-    parts.push_back(fmt::format("power limit {} W below the default {} W", watts(*set),
-                                watts(*p.default_limit_w)));
-    lowered = problem = true;
+  const double below = c.t.power_limit_below_default_fraction;
+  const std::string default_text =
+      p.default_limit_w ? fmt::format(", default {} W", watts(*p.default_limit_w)) : "";
+  if (requested && enforced && *enforced < below * *requested) {
+    // The driver enforces less than was asked of it: another limiter (the BMC over IPMI or
+    // Redfish, a rack or datacenter power policy, the board) holds the GPU down.
+    std::string what = fmt::format(
+        "enforced power limit {} W below the requested {} W{}: a cap set from outside the GPU's "
+        "own setting (BMC/IPMI power capping, a datacenter power policy)",
+        watts(*enforced), watts(*requested), default_text);
+    parts.push_back(what);
+    keys.push_back(fmt::format("outside-cap {}/{}", watts(*enforced), watts(*requested)));
+    signals.push_back(std::move(what));
+    problem = true;
+  } else if (p.default_limit_w) {
+    const std::optional<double> set = requested ? requested : enforced;
+    if (set && *set < below * *p.default_limit_w) {
+      if (requested) {
+        // Requested (and, when known, enforced) below the default: what an operator chose.
+        std::string what = fmt::format(
+            "power limit {} W set below the default {} W{} — an administrator's setting "
+            "(nvidia-smi -pl); the GPU caps at {} W under load",
+            watts(*set), watts(*p.default_limit_w),
+            enforced ? " (requested and enforced limits agree)" : "", watts(*set));
+        parts.push_back(what);
+        keys.push_back(fmt::format("admin-limit {}/{}", watts(*set), watts(*p.default_limit_w)));
+        signals.push_back(std::move(what));
+        admin = true;
+      } else {
+        std::string what = fmt::format("power limit {} W below the default {} W", watts(*set),
+                                       watts(*p.default_limit_w));
+        parts.push_back(what);
+        keys.push_back(fmt::format("below-default {}/{}", watts(*set), watts(*p.default_limit_w)));
+        signals.push_back(std::move(what));
+        problem = true;
+      }
+    }
   }
-  if (parts.empty()) return PowerState::kNone;
-  // Capping at the default limit is the GPU's design envelope, not a fault: say it, as info.
-  // With the default unknown (a CSV without power.default_limit), it cannot be told apart
-  // from a lowered cap, so it stays a warning.
-  const bool rated = !problem && !lowered && set && p.default_limit_w;
+  if (parts.empty()) return {};
+  // Capping at the default limit is the GPU's design envelope, and a limit an administrator
+  // lowered is a choice: say it, as info. With the default unknown (a CSV without
+  // power.default_limit), a cap cannot be told apart from a lowered one, so it stays a warning.
+  const bool informational = !problem && p.default_limit_w && (requested || enforced);
+  const bool rated = informational && !admin;
   std::string evidence =
       gpu_subject(g.index) + " " + join(parts, "; ") + (at_limit ? "" : load_suffix(g));
   if (rated)
     evidence += fmt::format(" — the limit is the rated default ({} W): normal on heavy kernels",
                             watts(*p.default_limit_w));
-  e.add("power-throttle", rated ? Severity::kInfo : Severity::kWarning, {gpu_subject(g.index)},
-        std::move(evidence));
-  return rated ? PowerState::kAtRatedLimit : PowerState::kProblem;
+  PowerFinding pf;
+  pf.gpu = g.index;
+  pf.severity = informational ? Severity::kInfo : Severity::kWarning;
+  pf.evidence = std::move(evidence);
+  if (at_limit) keys.push_back("at-limit");
+  pf.key = join(keys, "|");
+  pf.signal = join(signals, "; ");
+  const PowerState state = problem ? PowerState::kProblem
+                           : admin ? PowerState::kAdminLimit
+                           : rated ? PowerState::kAtRatedLimit
+                                   : PowerState::kProblem;
+  return {state, std::move(pf)};
+}
+
+// "68–72 W" (or "70 W") over the GPUs' draw; empty when none is known.
+std::string draw_range(const Facts& f, const std::vector<int>& gpus) {
+  std::optional<double> lo, hi;
+  for (int i : gpus)
+    if (const GpuFacts* g = find_gpu(f, i); g && g->power.draw_w) {
+      lo = lo ? std::min(*lo, *g->power.draw_w) : *g->power.draw_w;
+      hi = hi ? std::max(*hi, *g->power.draw_w) : *g->power.draw_w;
+    }
+  if (!lo) return {};
+  if (format_number(*lo, 0) == format_number(*hi, 0)) return format_number(*lo, 0) + " W";
+  return format_number(*lo, 0) + "–" + format_number(*hi, 0) + " W";
+}
+
+// "GPU0–GPU7" for a contiguous run of indices, else the list.
+std::string gpu_span(const std::vector<int>& gpus) {
+  bool contiguous = gpus.size() > 2;
+  for (std::size_t i = 1; i < gpus.size() && contiguous; ++i)
+    contiguous = gpus[i] == gpus[i - 1] + 1;
+  if (contiguous) return gpu_subject(gpus.front()) + "–" + gpu_subject(gpus.back());
+  std::vector<std::string> names;
+  for (int i : gpus) names.push_back(gpu_subject(i));
+  return join(names, ", ");
+}
+
+// Emits the power findings: one per GPU, or one for the node when every GPU of the box (two
+// or more) reports the same problem — a power brake or an outside cap on all of them at once
+// comes from the node's power delivery or its BMC, not from eight boards.
+void emit_power(const Context& c, const std::vector<PowerFinding>& found, std::size_t gpus,
+                Emitter& e) {
+  const bool node_level =
+      found.size() >= 2 && found.size() == gpus &&
+      std::all_of(found.begin(), found.end(),
+                  [&](const PowerFinding& pf) {
+                    return pf.key == found.front().key && pf.severity == found.front().severity;
+                  }) &&
+      found.front().severity >= Severity::kWarning;
+  if (!node_level) {
+    for (const auto& pf : found)
+      e.add("power-throttle", pf.severity, {gpu_subject(pf.gpu)}, pf.evidence);
+    return;
+  }
+  std::vector<int> idx;
+  std::vector<std::string> subjects;
+  for (const auto& pf : found) {
+    idx.push_back(pf.gpu);
+    subjects.push_back(gpu_subject(pf.gpu));
+  }
+  const bool all_idle = std::all_of(idx.begin(), idx.end(), [&](int i) {
+    const GpuFacts* g = find_gpu(c.facts, i);
+    return g && is_idle(c.facts, *g, c.t);
+  });
+  const std::string draw = draw_range(c.facts, idx);
+  std::string load;
+  if (all_idle && !draw.empty())
+    load = " at idle (" + draw + ")";
+  else if (all_idle)
+    load = " at idle";
+  else if (!draw.empty())
+    load = " (drawing " + draw + ")";
+  const std::string key = found.front().key;
+  const bool brake = key.find("hw_power_brake") != std::string::npos ||
+                     key.find("hw_slowdown") != std::string::npos;
+  Finding fd;
+  fd.severity = found.front().severity;
+  fd.subjects = std::move(subjects);
+  fd.evidence = fmt::format("all {} GPUs of the node ({}) report the same: {}{}", found.size(),
+                            gpu_span(idx), found.front().signal, load);
+  if (brake) {
+    fd.evidence +=
+        " — one signal on every GPU at once: the node's power delivery (a PSU failed, missing or "
+        "under-fed, the power distribution) or the BMC asserting the brake, not the GPUs";
+    fd.decision_note =
+        "Node-level: check the PSUs (all present, all fed, none failed), the BMC event log "
+        "(ipmitool sel list) and its power-capping/brake policy before touching any GPU.";
+  } else {
+    fd.evidence += " — the same cap on every GPU: a node or datacenter power policy";
+    fd.decision_note =
+        "Node-level: check the BMC's power capping (ipmitool dcmi power get_limit, Redfish "
+        "PowerControl) and the rack/datacenter power policy before any GPU setting.";
+  }
+  e.add("power-throttle", std::move(fd));
 }
 
 // utilization-misleading: "100 %" only says a kernel was resident, not that it computed.
@@ -447,7 +604,9 @@ void check_clocks(const Context& c, const GpuFacts& g, bool busy, bool thermal, 
   if (thermal) explained.emplace_back("thermal-throttle");
   if (power != PowerState::kNone)
     explained.emplace_back(power == PowerState::kAtRatedLimit ? "running at the rated power limit"
-                                                              : "power-throttle");
+                           : power == PowerState::kAdminLimit
+                               ? "running at the lower power limit an administrator set"
+                               : "power-throttle");
   if (!explained.empty())
     why = "; explained by " + join(explained, " and ");
   else if (!active.empty())
@@ -457,7 +616,9 @@ void check_clocks(const Context& c, const GpuFacts& g, bool busy, bool thermal, 
   const std::string load = load_phrase(g);
   // A busy GPU holding its rated power limit trades clocks for watts by design.
   const Severity severity =
-      !thermal && power == PowerState::kAtRatedLimit ? Severity::kInfo : Severity::kWarning;
+      !thermal && (power == PowerState::kAtRatedLimit || power == PowerState::kAdminLimit)
+          ? Severity::kInfo
+          : Severity::kWarning;
   e.add("clocks-below-target", severity, {gpu_subject(g.index)},
         fmt::format("{} SM clock {} MHz of max {} MHz ({} %) while busy{}{}", gpu_subject(g.index),
                     *k.sm_mhz, *k.sm_max_mhz, percent(fraction),
@@ -615,6 +776,63 @@ const char* origin_phrase(const hw::XidInfo* info) {
   return hw::xid_origin_name(info->origin);
 }
 
+// The bottleneck class an Xid points at, from where it comes from: an application fault is
+// the job's, not a class of the machine (kNone keeps it out of the bottleneck verdict).
+std::optional<Bottleneck> xid_bottleneck(const hw::XidInfo* info) {
+  if (!info) return std::nullopt;
+  switch (info->origin) {
+    case hw::XidOrigin::kApplication:
+      return Bottleneck::kNone;
+    case hw::XidOrigin::kHardware:
+    case hw::XidOrigin::kDriver:
+    case hw::XidOrigin::kMemory:
+      return Bottleneck::kHardware;
+    case hw::XidOrigin::kThermalPower:
+      return Bottleneck::kThermal;
+    case hw::XidOrigin::kNvlink:
+      return Bottleneck::kComms;
+    case hw::XidOrigin::kUnknown:
+      break;
+  }
+  return Bottleneck::kUnknown;
+}
+
+// A follow-up code (43, 45, 154) and its cause within this many seconds on the same GPU are
+// one fault: the driver logs the aftermath right behind the fault.
+constexpr double kXidChainWindowS = 60;
+
+std::string xid_subject(const Facts& f, const XidEvent& x) {
+  const GpuFacts* g = x.gpu ? find_gpu(f, *x.gpu) : nullptr;
+  if (!g && x.pci_bus_id) g = find_gpu_by_bus(f, *x.pci_bus_id);
+  return x.gpu          ? gpu_subject(*x.gpu)
+         : g            ? gpu_subject(g->index)
+         : x.pci_bus_id ? *x.pci_bus_id
+                        : std::string("kernel log");
+}
+
+// The Xid a follow-up event reports the consequence of: the one its message names ("caused by
+// previous Xid 149"), else the latest earlier fault (not itself a follow-up) on the same GPU
+// logged within kXidChainWindowS (or, when the log gives no times, right before it).
+std::optional<int> xid_cause(const Facts& f, std::size_t at, const std::string& subject) {
+  const auto& xids = f.kernel_log.xids;
+  const XidEvent& x = xids[at];
+  if (!hw::xid_is_consequence(x.code)) return std::nullopt;
+  if (auto named = hw::xid_named_cause(x.message)) return named;
+  for (std::size_t i = at; i-- > 0;) {
+    const XidEvent& y = xids[i];
+    if (hw::xid_is_consequence(y.code) || xid_subject(f, y) != subject) continue;
+    if (x.unix_time && y.unix_time) {
+      if (*x.unix_time - *y.unix_time > kXidChainWindowS) return std::nullopt;
+    } else if (x.uptime_s && y.uptime_s) {
+      if (*x.uptime_s - *y.uptime_s > kXidChainWindowS) return std::nullopt;
+    } else if (x.unix_time || x.uptime_s || y.unix_time || y.uptime_s) {
+      return std::nullopt;  // one side has a time, the other none: cannot tell
+    }
+    return y.code;
+  }
+  return std::nullopt;
+}
+
 void check_xids(const Context& c, Emitter& e) {
   const Facts& f = c.facts;
   if (f.kernel_log.xids.empty()) return;
@@ -624,29 +842,35 @@ void check_xids(const Context& c, Emitter& e) {
   struct Group {
     int code = 0;
     std::string subject;
+    std::optional<int> cause;  // the Xid this one follows from, when it is a follow-up
     std::optional<std::string> bus;
     int recent = 0, history = 0, earlier_boot = 0, unknown = 0;
     const XidEvent* last = nullptr;  // the latest placed one, else the last seen
     Placed last_placed;
+    std::optional<hw::XidRecoveryAction> action;  // Xid 154: the most severe action named
   };
   std::vector<Group> groups;  // first-seen order
-  for (const auto& x : f.kernel_log.xids) {
+  for (std::size_t i = 0; i < f.kernel_log.xids.size(); ++i) {
+    const XidEvent& x = f.kernel_log.xids[i];
     const GpuFacts* g = x.gpu ? find_gpu(f, *x.gpu) : nullptr;
     if (!g && x.pci_bus_id) g = find_gpu_by_bus(f, *x.pci_bus_id);
-    std::string subject = x.gpu          ? gpu_subject(*x.gpu)
-                          : g            ? gpu_subject(g->index)
-                          : x.pci_bus_id ? *x.pci_bus_id
-                                         : std::string("kernel log");
+    std::string subject = xid_subject(f, x);
+    const std::optional<int> cause = xid_cause(f, i, subject);
     auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& gr) {
-      return gr.code == x.code && gr.subject == subject;
+      return gr.code == x.code && gr.subject == subject && gr.cause == cause;
     });
     if (it == groups.end()) {
       groups.push_back({});
       it = groups.end() - 1;
       it->code = x.code;
       it->subject = subject;
+      it->cause = cause;
     }
     Group& gr = *it;
+    if (x.code == 154)
+      if (auto a = hw::xid_recovery_action(x.message);
+          a && (!gr.action || a->severity > gr.action->severity))
+        gr.action = std::move(a);
     if (!gr.bus) gr.bus = x.pci_bus_id ? x.pci_bus_id : g ? g->pci_bus_id : std::nullopt;
     const Placed p = place(x, clock, window_s);
     switch (p.when) {
@@ -678,7 +902,12 @@ void check_xids(const Context& c, Emitter& e) {
 
   for (const auto& gr : groups) {
     const hw::XidInfo* info = hw::find_xid(gr.code);
-    const Severity table = info ? info->severity : Severity::kWarning;
+    // A follow-up takes the category and severity of the fault it follows: an Xid 45 "caused
+    // by previous Xid 149" is an NVLink fault, not an application's.
+    const hw::XidInfo* cause = gr.cause ? hw::find_xid(*gr.cause) : nullptr;
+    const hw::XidInfo* judged = cause ? cause : info;
+    Severity table = judged ? judged->severity : Severity::kWarning;
+    if (gr.action) table = cause ? std::max(table, gr.action->severity) : gr.action->severity;
     // Old events and events of an earlier boot are history: they explain, they do not alarm.
     const bool current = gr.recent + gr.unknown > 0;
     const Severity sev = current ? table : Severity::kInfo;
@@ -686,8 +915,13 @@ void check_xids(const Context& c, Emitter& e) {
 
     std::string evidence = fmt::format("Xid {} ×{} on {}", gr.code, n, gr.subject);
     if (gr.bus && *gr.bus != gr.subject) evidence += " (" + *gr.bus + ")";
-    evidence +=
-        fmt::format(" — {} ({})", info ? info->name : "unknown Xid code", origin_phrase(info));
+    evidence += " — " + std::string(info ? info->name : "unknown Xid code");
+    if (gr.cause)
+      evidence += fmt::format(", following Xid {} ({}; {})", *gr.cause,
+                              cause ? cause->name : "unknown Xid code", origin_phrase(cause));
+    else
+      evidence += fmt::format(" ({})", origin_phrase(info));
+    if (gr.action) evidence += "; recovery action now: " + gr.action->text;
     const Placed& last = gr.last_placed;
     if (last.when == When::kUnknown) {
       evidence += "; time unknown";
@@ -715,9 +949,16 @@ void check_xids(const Context& c, Emitter& e) {
     finding.severity = sev;
     finding.subjects = {gr.subject};
     finding.evidence = std::move(evidence);
+    finding.bottleneck = xid_bottleneck(judged);
+    std::vector<std::string> notes;
+    if (cause)
+      notes.push_back(fmt::format(
+          "Xid {} reports the aftermath of Xid {} ({}): act on that one. {} NVIDIA's action: {}.",
+          gr.code, *gr.cause, cause->mnemonic, cause->meaning, cause->action));
     if (info)
-      finding.decision_note = fmt::format("Xid {} ({}): {} NVIDIA's action: {}.", gr.code,
-                                          info->mnemonic, info->meaning, info->action);
+      notes.push_back(fmt::format("Xid {} ({}): {} NVIDIA's action: {}.", gr.code, info->mnemonic,
+                                  info->meaning, info->action));
+    if (!notes.empty()) finding.decision_note = join(notes, " ");
     e.add("xid-error", std::move(finding));
   }
 }
@@ -785,6 +1026,7 @@ void check_inventory(const Context& c, Emitter& e) {
 }
 
 void check_gpu_health(const Context& c, Emitter& e) {
+  std::vector<PowerFinding> power_found;
   for (const auto& g : c.facts.gpus) {
     // A GPU that stopped answering holds whatever was read before: its load and clocks may
     // be stale or zero, so only what stays true of it (temperature seen, ECC counts) is
@@ -796,7 +1038,9 @@ void check_gpu_health(const Context& c, Emitter& e) {
     }
     const bool busy = is_busy(c.facts, g, c.t);
     const bool thermal = check_thermal(c, g, e);
-    const PowerState power = check_power(c, g, busy, e);
+    PowerResult pr = check_power(c, g, busy);
+    const PowerState power = pr.state;
+    if (pr.finding) power_found.push_back(std::move(*pr.finding));
     // A GPU "100 % busy" at a low clock and low power is waiting, not throttled: the clock is
     // low because it has nothing to compute, so clocks-below-target would send the reader
     // after a cooling or power problem that does not exist.
@@ -804,6 +1048,7 @@ void check_gpu_health(const Context& c, Emitter& e) {
     if (!waiting) check_clocks(c, g, busy, thermal, power, e);
     check_ecc(g, e);
   }
+  emit_power(c, power_found, c.facts.gpus.size(), e);
   check_xids(c, e);
   check_drift(c, e);
 }

@@ -9,6 +9,7 @@
 
 #include "gpuvet/diagnose.h"
 #include "gpuvet/facts.h"
+#include "import/load.h"
 #include "rules/rule.h"
 
 namespace gpuvet::rules {
@@ -262,7 +263,7 @@ TEST(GpuHealthRules, SwPowerCapIsBenignWhenIdleAndFiresWhenBusy) {
   EXPECT_THAT(p->evidence, HasSubstr("rated default"));
 }
 
-TEST(GpuHealthRules, SwPowerCapWithoutKnownDefaultOrLoweredLimitWarns) {
+TEST(GpuHealthRules, SwPowerCapWithoutKnownDefaultWarnsAdminLoweredLimitInforms) {
   Facts f;
   GpuFacts unknown_default = busy_h200(0);
   unknown_default.clock_events.active = {"sw_power_cap"};
@@ -279,8 +280,17 @@ TEST(GpuHealthRules, SwPowerCapWithoutKnownDefaultOrLoweredLimitWarns) {
   ASSERT_NE(a, nullptr) << o.dump();
   ASSERT_NE(b, nullptr) << o.dump();
   EXPECT_EQ(a->severity, Severity::kWarning);
-  EXPECT_EQ(b->severity, Severity::kWarning);
-  EXPECT_THAT(b->evidence, HasSubstr("below the default 700 W"));
+  // Requested and enforced both 500 W of a 700 W default: an operator's nvidia-smi -pl, a
+  // choice, not a fault.
+  EXPECT_EQ(b->severity, Severity::kInfo);
+  EXPECT_THAT(b->evidence, HasSubstr("set below the default 700 W"));
+  EXPECT_THAT(b->evidence, HasSubstr("an administrator's setting"));
+  // Its clocks under that cap are explained by it, as info.
+  f.gpus[1].clocks.sm_mhz = 1400;
+  const Finding* k = health(f).find("clocks-below-target", "GPU1");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->severity, Severity::kInfo);
+  EXPECT_THAT(k->evidence, HasSubstr("lower power limit an administrator set"));
 }
 
 TEST(GpuHealthRules, H200CappedAtRatedLimitUnderLoadIsInfoOnly) {
@@ -306,11 +316,174 @@ TEST(GpuHealthRules, PowerLimitBelowDefaultFiresEvenIdle) {
   g.power.enforced_limit_w = 250;
   g.power.default_limit_w = 350;
   f.gpus = {g};
+  Out o = health(f);
+  const Finding* p = o.find("power-throttle", "GPU0");
+  ASSERT_NE(p, nullptr) << o.dump();
+  EXPECT_EQ(p->severity, Severity::kInfo);  // requested = enforced: an administrator's setting
+  EXPECT_THAT(p->evidence, HasSubstr("power limit 250 W set below the default 350 W"));
+  // Only the enforced limit below the default, nothing requested known: origin unknown, warn.
+  f.gpus[0].power.limit_w.reset();
+  o = health(f);
+  p = o.find("power-throttle", "GPU0");
+  ASSERT_NE(p, nullptr) << o.dump();
+  EXPECT_EQ(p->severity, Severity::kWarning);
+  EXPECT_THAT(p->evidence, HasSubstr("power limit 250 W below the default 350 W"));
+}
+
+TEST(GpuHealthRules, EnforcedBelowRequestedIsAnOutsideCapBusyOrIdle) {
+  // A BMC caps the GPU at 450 W while the driver was asked for (and defaults to) 700 W.
+  for (bool busy : {false, true}) {
+    Facts f;
+    GpuFacts g = busy ? busy_h200(0) : idle_h200(0);
+    g.power.enforced_limit_w = 450;
+    if (busy) g.power.draw_w = 440;
+    f.gpus = {g};
+    const Out o = health(f);
+    const Finding* p = o.find("power-throttle", "GPU0");
+    ASSERT_NE(p, nullptr) << o.dump();
+    EXPECT_EQ(p->severity, Severity::kWarning) << busy;
+    EXPECT_THAT(p->evidence, HasSubstr("enforced power limit 450 W below the requested 700 W"));
+    EXPECT_THAT(p->evidence, HasSubstr("BMC/IPMI"));
+  }
+  // Healthy: enforced = requested = default, idle or at the cap under load.
+  Facts f;
+  f.gpus = {idle_h200(0)};
+  EXPECT_EQ(health(f).find("power-throttle", "GPU0"), nullptr);
+}
+
+TEST(GpuHealthRules, OutsideCapThroughTheNvidiaSmiQImporter) {
+  // An nvidia-smi -q Power Readings block as R535+ prints it (written for this test after
+  // nvidia-smi's documented fields): requested 700 W, default 700 W, enforced 500 W.
+  const std::string paste =
+      "==============NVSMI LOG==============\n\n"
+      "Timestamp                                 : Mon Jan 13 09:41:02 2026\n"
+      "Driver Version                            : 535.161.08\n"
+      "CUDA Version                              : 12.2\n\n"
+      "Attached GPUs                             : 1\n"
+      "GPU 00000000:18:00.0\n"
+      "    Product Name                          : NVIDIA H100 80GB HBM3\n"
+      "    Utilization\n"
+      "        Gpu                               : 0 %\n"
+      "        Memory                            : 0 %\n"
+      "    Power Readings\n"
+      "        Power Draw                        : 70.12 W\n"
+      "        Current Power Limit               : 500.00 W\n"
+      "        Requested Power Limit             : 700.00 W\n"
+      "        Default Power Limit               : 700.00 W\n"
+      "        Min Power Limit                   : 200.00 W\n"
+      "        Max Power Limit                   : 700.00 W\n";
+  const Facts f = import::import_text(paste, "q.txt");
+  ASSERT_EQ(f.gpus.size(), 1u);
   const Out o = health(f);
   const Finding* p = o.find("power-throttle", "GPU0");
   ASSERT_NE(p, nullptr) << o.dump();
   EXPECT_EQ(p->severity, Severity::kWarning);
-  EXPECT_THAT(p->evidence, HasSubstr("power limit 250 W below the default 350 W"));
+  EXPECT_THAT(p->evidence, HasSubstr("enforced power limit 500 W below the requested 700 W"));
+}
+
+TEST(GpuHealthRules, PowerBrakeOnEveryGpuIsOneNodeLevelFinding) {
+  Facts f;
+  for (int i = 0; i < 8; ++i) {
+    GpuFacts g = idle_h200(i);
+    g.clock_events.active = {"idle", "hw_slowdown", "hw_power_brake_slowdown"};
+    g.power.draw_w = 68 + (i % 5);
+    f.gpus.push_back(g);
+  }
+  Out o = health(f);
+  const auto all = o.all("power-throttle");
+  ASSERT_EQ(all.size(), 1u) << o.dump();
+  EXPECT_EQ(all[0]->severity, Severity::kWarning);
+  EXPECT_EQ(all[0]->subjects.size(), 8u);
+  EXPECT_EQ(all[0]->subjects.front(), "GPU0");
+  EXPECT_EQ(all[0]->subjects.back(), "GPU7");
+  EXPECT_THAT(all[0]->evidence, HasSubstr("all 8 GPUs of the node (GPU0–GPU7)"));
+  EXPECT_THAT(all[0]->evidence, HasSubstr("at idle (68–72 W)"));
+  EXPECT_THAT(all[0]->evidence, HasSubstr("power delivery"));
+  EXPECT_THAT(all[0]->evidence, Not(HasSubstr("power ceiling")));
+  ASSERT_TRUE(all[0]->decision_note.has_value());
+  EXPECT_THAT(*all[0]->decision_note, HasSubstr("PSU"));
+  // One GPU without the brake: per-GPU findings again, the healthy one quiet.
+  f.gpus[3].clock_events.active = {"idle"};
+  o = health(f);
+  EXPECT_EQ(o.all("power-throttle").size(), 7u) << o.dump();
+  EXPECT_EQ(o.find("power-throttle", "GPU3"), nullptr);
+}
+
+TEST(GpuHealthRules, XidCausedByPreviousXidTakesTheCausesCategory) {
+  // The driver's own words (R560+): Xid 45 "caused by previous Xid 149" on an NVLink5 node.
+  Facts f;
+  f.gpus = {h200(0), h200(1)};
+  XidEvent a = xid(45, "0000:10:00.0", kNow - 60, 0);
+  a.message = "pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149";
+  XidEvent b = xid(45, "0000:11:00.0", kNow - 50, 1);
+  b.message = "pid=1818992, name=python3, Ch 0000000c";  // no cause named, none before it
+  f.kernel_log.xids = {a, b};
+  const Out o = health(f);
+  const Finding* x0 = o.find("xid-error", "GPU0");
+  ASSERT_NE(x0, nullptr) << o.dump();
+  EXPECT_EQ(x0->severity, Severity::kWarning);  // Xid 149's
+  EXPECT_THAT(x0->evidence, HasSubstr("following Xid 149 (NVLINK: NETIR Error; nvlink)"));
+  ASSERT_TRUE(x0->bottleneck.has_value());
+  EXPECT_EQ(*x0->bottleneck, Bottleneck::kComms);
+  // The Xid 45 with no cause stays the application's: info, no "hardware" class.
+  const Finding* x1 = o.find("xid-error", "GPU1");
+  ASSERT_NE(x1, nullptr);
+  EXPECT_EQ(x1->severity, Severity::kInfo);
+  ASSERT_TRUE(x1->bottleneck.has_value());
+  EXPECT_EQ(*x1->bottleneck, Bottleneck::kNone);
+}
+
+TEST(GpuHealthRules, XidFollowUpTakesThePrecedingFaultOnTheSameGpu) {
+  Facts f;
+  f.gpus = {h200(0), h200(1)};
+  // Xid 48 (DBE) then 45 on GPU0 within seconds: one memory fault, critical.
+  XidEvent dbe = xid(48, "0000:10:00.0", kNow - 100, 0);
+  XidEvent cleanup = xid(45, "0000:10:00.0", kNow - 98, 0);
+  // Xid 79 then 154 "Node Reboot Required" on GPU1.
+  XidEvent lost = xid(79, "0000:11:00.0", kNow - 30, 1);
+  XidEvent action = xid(154, "0000:11:00.0", kNow - 30, 1);
+  action.message = "GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)";
+  // An Xid 45 an hour after a 13 on GPU0: not its consequence.
+  XidEvent app = xid(13, "0000:10:00.0", kNow - 7200, 0);
+  XidEvent late = xid(45, "0000:10:00.0", kNow - 3600, 0);
+  f.kernel_log.xids = {app, late, dbe, cleanup, lost, action};
+  const Out o = health(f);
+  std::vector<const Finding*> x45;
+  for (const auto* x : o.all("xid-error"))
+    if (x->evidence.rfind("Xid 45", 0) == 0) x45.push_back(x);
+  ASSERT_EQ(x45.size(), 2u) << o.dump();
+  const Finding* chained =
+      x45[0]->evidence.find("following Xid 48") != std::string::npos ? x45[0] : x45[1];
+  const Finding* alone = chained == x45[0] ? x45[1] : x45[0];
+  EXPECT_EQ(chained->severity, Severity::kCritical) << chained->evidence;
+  EXPECT_EQ(*chained->bottleneck, Bottleneck::kHardware);
+  EXPECT_EQ(alone->severity, Severity::kInfo) << alone->evidence;
+  const Finding* x154 = nullptr;
+  for (const auto* x : o.all("xid-error"))
+    if (x->evidence.rfind("Xid 154", 0) == 0) x154 = x;
+  ASSERT_NE(x154, nullptr) << o.dump();
+  EXPECT_EQ(x154->severity, Severity::kCritical);
+  EXPECT_THAT(x154->evidence, HasSubstr("following Xid 79"));
+  EXPECT_THAT(x154->evidence, HasSubstr("recovery action now: Node Reboot Required"));
+}
+
+TEST(GpuHealthRules, ApplicationXidIsNotAHardwareBottleneck) {
+  for (int code : {13, 31, 43}) {
+    Facts f;
+    f.gpus = {h200(0)};
+    f.kernel_log.xids = {xid(code, "0000:10:00.0", kNow - 60, 0)};
+    DiagnoseOptions opt;
+    opt.now_unix = kNow;
+    const Diagnosis d = diagnose(f, opt);
+    EXPECT_NE(d.bottleneck, Bottleneck::kHardware) << code << ": " << d.bottleneck_reason;
+  }
+  // A hardware Xid keeps the hardware class.
+  Facts f;
+  f.gpus = {h200(0)};
+  f.kernel_log.xids = {xid(79, "0000:10:00.0", kNow - 60, 0)};
+  DiagnoseOptions opt;
+  opt.now_unix = kNow;
+  EXPECT_EQ(diagnose(f, opt).bottleneck, Bottleneck::kHardware);
 }
 
 TEST(GpuHealthRules, HardwareSlowdownAndPowerBrakeFireEvenIdle) {
@@ -822,6 +995,74 @@ TEST(InventoryRules, SlowDriverCallsAreAFinding) {
   EXPECT_THAT(d->evidence, Not(HasSubstr("nvmlDeviceGetUUID")));
   f.sources[0].timings_ms = {{"nvmlInit", 180}};
   EXPECT_TRUE(inventory(f).findings.empty());
+}
+
+TEST(GpuHealthRules, NodeLevelPowerBrakeThroughTheNvidiaSmiQImporter) {
+  // Two GPUs of an nvidia-smi -q paste (written for this test after the R535 layout), both
+  // idle with the power brake asserted.
+  std::string paste =
+      "==============NVSMI LOG==============\n\n"
+      "Driver Version                            : 535.161.08\n\n"
+      "Attached GPUs                             : 2\n";
+  for (int i = 0; i < 2; ++i)
+    paste += "GPU 00000000:1" + std::to_string(i) +
+             ":00.0\n"
+             "    Product Name                          : NVIDIA H100 80GB HBM3\n"
+             "    Performance State                     : P0\n"
+             "    Clocks Event Reasons\n"
+             "        Idle                              : Active\n"
+             "        Applications Clocks Setting       : Not Active\n"
+             "        SW Power Cap                      : Not Active\n"
+             "        HW Slowdown                       : Active\n"
+             "            HW Thermal Slowdown           : Not Active\n"
+             "            HW Power Brake Slowdown       : Active\n"
+             "        Sync Boost                        : Not Active\n"
+             "        SW Thermal Slowdown               : Not Active\n"
+             "    Utilization\n"
+             "        Gpu                               : 0 %\n"
+             "    Power Readings\n"
+             "        Power Draw                        : " +
+             std::string(i == 0 ? "68.41" : "71.90") +
+             " W\n"
+             "        Current Power Limit               : 700.00 W\n"
+             "        Requested Power Limit             : 700.00 W\n"
+             "        Default Power Limit               : 700.00 W\n";
+  const Facts f = import::import_text(paste, "q.txt");
+  ASSERT_EQ(f.gpus.size(), 2u);
+  const Out o = health(f);
+  const auto all = o.all("power-throttle");
+  ASSERT_EQ(all.size(), 1u) << o.dump();
+  EXPECT_EQ(all[0]->subjects, (std::vector<std::string>{"GPU0", "GPU1"}));
+  EXPECT_THAT(all[0]->evidence, HasSubstr("all 2 GPUs of the node"));
+  EXPECT_THAT(all[0]->evidence, HasSubstr("at idle (68–72 W)"));
+}
+
+TEST(GpuHealthRules, XidChainThroughTheKernelLogImporter) {
+  // dmesg lines as the driver prints them (written for this test): a DBE, then the cleanup
+  // of the channels it killed, then a 45 naming an NVLink cause.
+  const std::string log =
+      "[ 5123.401122] NVRM: Xid (PCI:0000:18:00): 48, pid=4242, name=python3, An uncorrectable "
+      "double bit error (DBE) has been detected on GPU in the framebuffer at partition 2, "
+      "subpartition 0.\n"
+      "[ 5123.402001] NVRM: Xid (PCI:0000:18:00): 45, pid=4242, name=python3, Ch 00000010\n"
+      "[ 6000.000000] NVRM: Xid (PCI:0000:2a:00): 45, pid=4300, name=python3, Ch 00000003 "
+      "caused by previous Xid 145\n";
+  const Facts f = import::import_text(log, "dmesg.txt");
+  ASSERT_EQ(f.kernel_log.xids.size(), 3u);
+  const Out o = health(f);
+  const Finding* dbe_cleanup = nullptr;
+  const Finding* nvlink = nullptr;
+  for (const auto* x : o.all("xid-error")) {
+    if (x->evidence.find("Xid 45") == 0 &&
+        x->evidence.find("following Xid 48") != std::string::npos)
+      dbe_cleanup = x;
+    if (x->evidence.find("following Xid 145") != std::string::npos) nvlink = x;
+  }
+  ASSERT_NE(dbe_cleanup, nullptr) << o.dump();
+  EXPECT_EQ(dbe_cleanup->severity, Severity::kCritical);
+  ASSERT_NE(nvlink, nullptr) << o.dump();
+  EXPECT_EQ(nvlink->severity, Severity::kWarning);
+  EXPECT_EQ(*nvlink->bottleneck, Bottleneck::kComms);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "core/util.h"
+#include "hw/expectations.h"
 #include "rules/rule.h"
 
 namespace gpuvet::rules {
@@ -150,15 +151,28 @@ void check_numa_pairs(const Context& c, Emitter& e) {
   const bool slow_together = scaling && scaling->efficiency < c.t.scaling_efficiency;
   for (const auto& p : c.facts.pairs) {
     if (p.a == p.b || p.path != PathType::kSYS) continue;
-    std::string ev = fmt::format("{} path SYS: traffic between them crosses the CPU interconnect",
-                                 pair_subject(p.a, p.b));
     const GpuFacts* ga = find_gpu(c.facts, std::min(p.a, p.b));
     const GpuFacts* gb = find_gpu(c.facts, std::max(p.a, p.b));
     const auto na = ga ? gpu_node(*ga, nodes) : std::nullopt;
     const auto nb = gb ? gpu_node(*gb, nodes) : std::nullopt;
-    if (na && nb)
-      ev += fmt::format(" ({} on NUMA node {}, {} on node {})", gpu_subject(std::min(p.a, p.b)),
-                        *na, gpu_subject(std::max(p.a, p.b)), *nb);
+    std::string ev;
+    if (na && nb && *na == *nb) {
+      // SYS inside one NUMA node: the GPUs sit below different PCIe root complexes (host
+      // bridges) that meet only in the CPU's own fabric. Saying "crosses the CPU interconnect
+      // (node 0, node 0)" would contradict itself.
+      ev = fmt::format(
+          "{} path SYS although both GPUs report NUMA node {}: they sit below different PCIe "
+          "root complexes (host bridges) that meet only inside the CPU's fabric — one socket, "
+          "or sockets the BIOS or hypervisor presents as one NUMA node — not behind a shared "
+          "PCIe switch or host bridge",
+          pair_subject(p.a, p.b), *na);
+    } else {
+      ev = fmt::format("{} path SYS: traffic between them crosses the CPU interconnect",
+                       pair_subject(p.a, p.b));
+      if (na && nb)
+        ev += fmt::format(" ({} on NUMA node {}, {} on node {})", gpu_subject(std::min(p.a, p.b)),
+                          *na, gpu_subject(std::max(p.a, p.b)), *nb);
+    }
     Severity sev = Severity::kInfo;
     if (slow_together) {
       sev = Severity::kWarning;
@@ -180,9 +194,29 @@ bool p2p_rw_refused(const GpuPair& p) {
   return false;
 }
 
+// Both GPUs of a pair (or every GPU, for a pair of unknown ends) are GeForce cards, whose
+// driver has no PCIe peer-to-peer: a refusal there is expected.
+bool consumer_pair(const Facts& f, int a, int b) {
+  const GpuFacts* ga = find_gpu(f, a);
+  const GpuFacts* gb = find_gpu(f, b);
+  return ga && gb && ga->name && gb->name && hw::consumer_gpu(*ga->name) &&
+         hw::consumer_gpu(*gb->name);
+}
+
+bool all_consumer(const Facts& f) {
+  return !f.gpus.empty() && std::all_of(f.gpus.begin(), f.gpus.end(), [](const GpuFacts& g) {
+    return g.name && hw::consumer_gpu(*g.name);
+  });
+}
+
+constexpr const char* kConsumerP2p =
+    "GeForce cards: NVIDIA's driver offers them no PCIe peer-to-peer (expected; only an NVLink "
+    "bridge gives them P2P)";
+
 void check_p2p(const Context& c, Emitter& e) {
   for (const auto& p : c.facts.pairs) {
     if (p.a == p.b) continue;
+    const bool consumer = p.path != PathType::kNVLink && consumer_pair(c.facts, p.a, p.b);
     const bool rw_known = p.p2p_read.has_value() || p.p2p_write.has_value();
     const bool nv_path = p.path == PathType::kNVLink || (p.nvlinks && *p.nvlinks > 0);
     Severity sev = Severity::kOk;
@@ -196,6 +230,9 @@ void check_p2p(const Context& c, Emitter& e) {
       } else if (**s == P2PStatus::kChipsetNotSupported && p.path == PathType::kSYS) {
         raise(Severity::kInfo);
         why.push_back("the CPUs do not forward peer traffic between sockets (expected on SYS)");
+      } else if (consumer) {
+        raise(Severity::kInfo);
+        why.push_back(kConsumerP2p);
       } else {
         raise(Severity::kWarning);
       }
@@ -295,6 +332,11 @@ void check_nvlink(const Context& c, Emitter& e) {
 
   std::vector<std::string> all_down_subjects;
   std::vector<std::string> all_down_parts;
+  std::vector<std::string> unbridged;         // bridge cards with no bridge fitted
+  std::vector<std::string> bridged_as_built;  // bridge cards with their full set up
+  std::string bridged_what;
+  std::vector<int> warned;           // GPUs whose own links were reported
+  std::vector<std::string> bridged;  // bridge cards with their full set up
   for (const auto& g : f.gpus) {
     int active = 0;
     std::vector<int> down;
@@ -305,10 +347,36 @@ void check_nvlink(const Context& c, Emitter& e) {
       else
         down.push_back(l.link);
     }
+    const auto config = g.name ? hw::expected_nvlink(*g.name) : std::nullopt;
+    const bool bridge_card = config && config->form == hw::NvlinkFormFactor::kBridge;
+    if (bridge_card && active >= config->links) {
+      bridged.push_back(gpu_subject(g.index));
+      if (!down.empty()) {
+        bridged_as_built.push_back(gpu_subject(g.index));
+        bridged_what = config->what;
+      }
+      continue;
+    }
     if (down.empty()) continue;
     const int known = active + static_cast<int>(down.size());
     std::vector<std::string> ids;
     for (int d : down) ids.push_back(std::to_string(d));
+    // PCIe cards with NVLink bridges: links come up only where a bridge is fitted, and the
+    // card may list more links than its bridges carry. Healthy: none up (no bridge) or the
+    // configuration's full count; fewer is a bridge or link that is missing or down.
+    if (bridge_card && !driver_reported) {
+      if (active == 0) {
+        unbridged.push_back(gpu_subject(g.index));
+      } else {
+        warned.push_back(g.index);
+        e.add("nvlink-down", Severity::kWarning, {gpu_subject(g.index)},
+              fmt::format("{} NVLink: {} links active, fewer than the {} of {} ({} of {} listed "
+                          "links inactive: {})",
+                          gpu_subject(g.index), active, config->links, config->what, down.size(),
+                          known, join(ids, ", ")));
+      }
+      continue;
+    }
     if (active > 0) {
       e.add("nvlink-down", Severity::kWarning, {gpu_subject(g.index)},
             fmt::format("{} NVLink: {} of {} links inactive (link{} {}) while {} are active",
@@ -338,6 +406,35 @@ void check_nvlink(const Context& c, Emitter& e) {
       ev += " while the topology shows NVLink paths";
     e.add("nvlink-down", Severity::kWarning, all_down_subjects, std::move(ev));
   }
+  // A bridged pair's NV# (topo -m) below what its bridges carry: a bridge missing or down.
+  for (const auto& p : f.pairs) {
+    if (p.a == p.b || p.path != PathType::kNVLink || !p.nvlinks || *p.nvlinks <= 0) continue;
+    const GpuFacts* ga = find_gpu(f, p.a);
+    const GpuFacts* gb = find_gpu(f, p.b);
+    if (!ga || !gb || !ga->name || !gb->name) continue;
+    const auto ca = hw::expected_nvlink(*ga->name);
+    if (!ca || ca->form != hw::NvlinkFormFactor::kBridge || ca->max_bridged_gpus != 2) continue;
+    if (to_lower(*ga->name) != to_lower(*gb->name) || *p.nvlinks >= ca->links) continue;
+    if (std::find(warned.begin(), warned.end(), p.a) != warned.end() ||
+        std::find(warned.begin(), warned.end(), p.b) != warned.end())
+      continue;  // the links themselves were reported
+    e.add("nvlink-down", Severity::kWarning, {pair_subject(p.a, p.b)},
+          fmt::format("{} NV{}: fewer links than the {} of {}", pair_subject(p.a, p.b), *p.nvlinks,
+                      ca->links, ca->what));
+  }
+  if (!bridged_as_built.empty())
+    e.note(
+        fmt::format("{}: every NVLink that {} carries is active; the other listed links have "
+                    "no bridge lanes (as built)",
+                    join(bridged_as_built, ", "), bridged_what));
+  if (!unbridged.empty() && !bridged.empty())
+    e.add("nvlink-down", Severity::kInfo, unbridged,
+          fmt::format("{} {} no active NVLink while {} {} bridged: NVLink bridges join cards two "
+                      "at a time, so unbridged cards are normal; if {} should be bridged, reseat "
+                      "or fit the bridge",
+                      join(unbridged, ", "), unbridged.size() == 1 ? "has" : "have",
+                      join(bridged, ", "), bridged.size() == 1 ? "is" : "are",
+                      unbridged.size() == 1 ? "it" : "they"));
 
   // A fully NVLink-connected box whose pairs do not all have the same number of links.
   std::set<int> members;
@@ -953,12 +1050,109 @@ void check_nccl_errors(const Context& c, Emitter& e) {
   }
 }
 
+// Peer access refused as a benchmark or NCCL saw it, not as nvidia-smi reports it:
+// nvbandwidth waiving its peer tests, NCCL failing to map a peer's memory.
+bool peer_test(std::string_view test) {
+  return contains(test, "device_to_device") || contains(test, "all_to_one") ||
+         contains(test, "one_to_all") || contains(test, "did not name");
+}
+
+void check_p2p_refused_at_runtime(const Context& c, Emitter& e) {
+  const Facts& f = c.facts;
+  std::vector<std::string> waived;
+  bool nameless = false;
+  bool multinode = false;
+  for (const auto& m : f.measurements) {
+    if (m.tool != "nvbandwidth") continue;
+    if (starts_with(m.test, "multinode")) multinode = true;
+    if (m.note != "waived" || !peer_test(m.test)) continue;
+    if (contains(m.test, "did not name"))
+      nameless = true;
+    else if (std::find(waived.begin(), waived.end(), m.test) == waived.end())
+      waived.push_back(m.test);
+  }
+  if ((!waived.empty() || nameless) && !multinode) {
+    std::string tests =
+        waived.empty()
+            ? std::string("its testcases (names not printed)")
+            : join(std::vector<std::string>(
+                       waived.begin(),
+                       waived.begin() +
+                           static_cast<std::ptrdiff_t>(std::min<std::size_t>(4, waived.size()))),
+                   ", ") +
+                  (waived.size() > 4 ? ", …" : "");
+    const std::size_t n = f.gpus.size();
+    if (n == 1) {
+      e.note("nvbandwidth waived its peer tests: this input shows one GPU, so there is no peer");
+    } else {
+      std::vector<std::string> subjects;
+      for (const auto& g : f.gpus) subjects.push_back(gpu_subject(g.index));
+      if (subjects.empty()) subjects.push_back("nvbandwidth");
+      std::string ev = fmt::format(
+          "nvbandwidth waived {}: it does so when no pair of GPUs can map each other's memory "
+          "(cuDeviceCanAccessPeer is 0 for every pair)",
+          tests);
+      Severity sev = Severity::kWarning;
+      if (n == 0) {
+        sev = Severity::kInfo;
+        ev += "; the input lists no GPUs, so whether there were two or more is not known";
+      } else if (all_consumer(f)) {
+        sev = Severity::kInfo;
+        ev += fmt::format(" across the {} GPUs; {}", n, kConsumerP2p);
+      } else {
+        ev += fmt::format(" — none of the {} GPUs reaches another over P2P", n);
+      }
+      e.add("p2p-unavailable", sev, std::move(subjects), std::move(ev));
+    }
+  }
+
+  // NCCL's own attempt: one finding per host and pair (or per host when the pair is unknown).
+  struct Refusal {
+    std::vector<std::string> subjects;
+    std::string first;
+    std::optional<std::string> host;
+    bool consumer = false;
+    int count = 0;
+  };
+  std::map<std::string, Refusal> refused;
+  for (const auto& ev : f.nccl_events) {
+    if (ev.kind != "p2p") continue;
+    std::string subject = ev.host.value_or("NCCL");
+    bool consumer = all_consumer(f);
+    const std::size_t ch = ev.detail.find("[channel ");
+    if (ch != npos) {
+      const ChannelEnds ends = parse_ends(f, std::string_view(ev.detail).substr(ch + 9));
+      if (ends.gpu_a && ends.gpu_b && *ends.gpu_a != *ends.gpu_b) {
+        subject = pair_subject(*ends.gpu_a, *ends.gpu_b);
+        consumer = consumer_pair(f, *ends.gpu_a, *ends.gpu_b);
+      }
+    }
+    Refusal& r = refused[ev.host.value_or("") + "|" + subject];
+    if (r.count++ == 0) {
+      r.subjects = {subject};
+      r.first = ev.detail;
+      r.host = ev.host;
+      r.consumer = consumer;
+    }
+  }
+  for (auto& [key, r] : refused) {
+    std::string ev = fmt::format(
+        "NCCL{} could not map a peer GPU's memory ({} time{}, e.g. \"{}\"): its P2P transport "
+        "failed and the job errors out or falls back to host memory",
+        on_host(r.host), r.count, r.count == 1 ? "" : "s", shorten(r.first));
+    if (r.consumer) ev += std::string("; ") + kConsumerP2p;
+    e.add("p2p-unavailable", r.consumer ? Severity::kInfo : Severity::kWarning, r.subjects,
+          std::move(ev));
+  }
+}
+
 }  // namespace
 
 void check_topology(const Context& c, Emitter& e) {
   check_pcie(c, e);
   check_numa_pairs(c, e);
   check_p2p(c, e);
+  check_p2p_refused_at_runtime(c, e);
   check_nvlink(c, e);
   check_fabric(c, e);
   check_acs(c, e);

@@ -780,5 +780,256 @@ TEST(TopologyRulesAer, DowngradedLspciPasteFiresTheLiveRules) {
   EXPECT_EQ(bits[0].severity, Severity::kWarning) << "CmpltTO on GPU1, non-fatal";
 }
 
+// ---------------------------------------------------------------- issue-16 rule gaps
+
+// A 2-card box's `nvidia-smi nvlink -s` and `topo -m` as pasted (written for this test after
+// nvidia-smi's documented layout): an H100 PCIe pair whose three bridges carry 12 of the 18
+// links the die lists.
+std::string h100_pcie_nvlink_paste(int active_per_gpu) {
+  std::string s;
+  for (int g = 0; g < 2; ++g) {
+    s += "GPU " + std::to_string(g) + ": NVIDIA H100 PCIe (UUID: GPU-0000000" + std::to_string(g) +
+         "-1111-2222-3333-444455556666)\n";
+    int up = 0;
+    for (int l = 0; l < 18; ++l) {
+      const bool bridged = l % 6 < 4 && up < active_per_gpu;  // links 0-3, 6-9, 12-15
+      if (bridged) ++up;
+      s += "\t Link " + std::to_string(l) + ": " + (bridged ? "26.562 GB/s" : "<inactive>") + "\n";
+    }
+  }
+  return s;
+}
+
+TEST(TopologyRulesNvlinkConfig, H100PcieBridgedWithTwelveOfEighteenIsHealthy) {
+  const Facts f = import_text(h100_pcie_nvlink_paste(12), "nvlink-s.txt", ImportOptions{});
+  ASSERT_EQ(f.gpus.size(), 2u);
+  const Out o = run(f);
+  EXPECT_TRUE(with_id(o, "nvlink-down").empty()) << dump(o);
+  bool noted = false;
+  for (const auto& n : o.notes) noted = noted || has(n, "every NVLink that an H100 PCIe/NVL");
+  EXPECT_TRUE(noted) << dump(o);
+}
+
+TEST(TopologyRulesNvlinkConfig, H100PcieWithABridgeMissingIsDown) {
+  const Facts f = import_text(h100_pcie_nvlink_paste(8), "nvlink-s.txt", ImportOptions{});
+  const auto v = with_id(run(f), "nvlink-down");
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].severity, Severity::kWarning);
+  EXPECT_TRUE(has(v[0].evidence, "8 links active, fewer than the 12 of an H100 PCIe/NVL"))
+      << v[0].evidence;
+}
+
+TEST(TopologyRulesNvlinkConfig, BaseboardGpusStillWantEveryLink) {
+  // The same 12 of 18 on an SXM H100 is 6 links down.
+  Facts f;
+  f.gpus = {gpu(0, "NVIDIA H100 80GB HBM3"), gpu(1, "NVIDIA H100 80GB HBM3")};
+  f.gpus[0].nvlinks = links(18, 12);
+  f.gpus[1].nvlinks = links(18, 12);
+  EXPECT_EQ(with_id(run(f), "nvlink-down").size(), 2u);
+}
+
+TEST(TopologyRulesNvlinkConfig, WorkstationTwoGpuBridges) {
+  // Four RTX A6000, a bridge on GPU0-GPU1 only: the unbridged pair is an info, not a fault.
+  Facts f;
+  for (int i = 0; i < 4; ++i) f.gpus.push_back(gpu(i, "NVIDIA RTX A6000"));
+  f.gpus[0].nvlinks = links(4);
+  f.gpus[1].nvlinks = links(4);
+  f.gpus[2].nvlinks = links(4, 0);
+  f.gpus[3].nvlinks = links(4, 0);
+  Out o = run(f);
+  auto v = with_id(o, "nvlink-down");
+  ASSERT_EQ(v.size(), 1u) << dump(o);
+  EXPECT_EQ(v[0].severity, Severity::kInfo);
+  EXPECT_EQ(v[0].subjects, (std::vector<std::string>{"GPU2", "GPU3"}));
+  // Both bridges fitted: quiet.
+  f.gpus[2].nvlinks = links(4);
+  f.gpus[3].nvlinks = links(4);
+  EXPECT_TRUE(with_id(run(f), "nvlink-down").empty());
+  // A 3090 bridge with 2 of its 4 links up is a fault.
+  for (auto& g : f.gpus) g.name = "NVIDIA GeForce RTX 3090";
+  f.gpus[1].nvlinks = links(4, 2);
+  v = with_id(run(f), "nvlink-down");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].severity, Severity::kWarning);
+  EXPECT_EQ(v[0].subjects, std::vector<std::string>{"GPU1"});
+}
+
+TEST(TopologyRulesNvlinkConfig, BridgedPairNvCountFromTopo) {
+  Facts f;
+  f.gpus = {gpu(0, "NVIDIA H100 NVL"), gpu(1, "NVIDIA H100 NVL")};
+  f.pairs = {pair(0, 1, PathType::kNVLink)};
+  f.pairs[0].nvlinks = 12;
+  EXPECT_TRUE(with_id(run(f), "nvlink-down").empty());
+  f.pairs[0].nvlinks = 8;
+  const auto v = with_id(run(f), "nvlink-down");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].subjects, std::vector<std::string>{"GPU0-GPU1"});
+  EXPECT_TRUE(has(v[0].evidence, "NV8: fewer links than the 12")) << v[0].evidence;
+}
+
+TEST(TopologyRulesSys, SameNumaNodeSysSaysRootComplexesNotSockets) {
+  Facts f;
+  f.gpus = {gpu(0), gpu(1)};
+  f.gpus[0].numa_node = 0;
+  f.gpus[1].numa_node = 0;
+  f.pairs = {pair(0, 1, PathType::kSYS)};
+  auto v = with_id(run(f), "gpu-pair-crosses-numa");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_TRUE(has(v[0].evidence, "both GPUs report NUMA node 0")) << v[0].evidence;
+  EXPECT_TRUE(has(v[0].evidence, "root complexes")) << v[0].evidence;
+  EXPECT_FALSE(has(v[0].evidence, "crosses the CPU interconnect")) << v[0].evidence;
+  EXPECT_FALSE(has(v[0].evidence, "on node 0")) << v[0].evidence;
+  // Two nodes: the cross-socket text.
+  f.gpus[1].numa_node = 1;
+  v = with_id(run(f), "gpu-pair-crosses-numa");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_TRUE(has(v[0].evidence,
+                  "crosses the CPU interconnect (GPU0 on NUMA node 0, GPU1 on "
+                  "node 1)"))
+      << v[0].evidence;
+}
+
+TEST(TopologyRulesP2p, GeForcePcieRefusalIsExpected) {
+  Facts f;
+  f.gpus = {gpu(0, "NVIDIA GeForce RTX 2080 Ti"), gpu(1, "NVIDIA GeForce RTX 2080 Ti")};
+  GpuPair p = pair(0, 1, PathType::kPIX);
+  p.p2p_read = P2PStatus::kNotSupported;
+  p.p2p_write = P2PStatus::kNotSupported;
+  f.pairs = {p};
+  auto v = with_id(run(f), "p2p-unavailable");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].severity, Severity::kInfo);
+  EXPECT_TRUE(has(v[0].evidence, "GeForce cards")) << v[0].evidence;
+  // Datacenter cards on the same path: a warning.
+  f.gpus = {gpu(0, "NVIDIA L40S"), gpu(1, "NVIDIA L40S")};
+  v = with_id(run(f), "p2p-unavailable");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].severity, Severity::kWarning);
+  // GeForce over an NVLink bridge should have P2P: a refusal there is a warning.
+  f.gpus = {gpu(0, "NVIDIA GeForce RTX 3090"), gpu(1, "NVIDIA GeForce RTX 3090")};
+  f.pairs[0].path = PathType::kNVLink;
+  f.pairs[0].nvlinks = 4;
+  v = with_id(run(f), "p2p-unavailable");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].severity, Severity::kWarning);
+}
+
+// nvbandwidth's plain output as each era prints a waived testcase (written for this test after
+// nvbandwidth's output code: "Waiving <key>.", "<key> Waived.", "Waived: ").
+std::string nvbandwidth_paste(const std::string& gpu_name, int gpus, const std::string& waived) {
+  std::string s = "nvbandwidth Version: v0.4\nBuilt from Git version: \n\n";
+  s += "CUDA Runtime Version: 12040\nCUDA Driver Version: 12040\nDriver Version: 550.54.15\n\n";
+  for (int i = 0; i < gpus; ++i)
+    s += "Device " + std::to_string(i) + ": " + gpu_name + " (00000000:" + std::to_string(17 + i) +
+         ":00)\n";
+  s += "\nRunning host_to_device_memcpy_ce.\n"
+       "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)\n"
+       "           0         1\n"
+       " 0     24.51     24.48\n\n"
+       "SUM host_to_device_memcpy_ce 48.99\n\n";
+  s += waived;
+  return s;
+}
+
+TEST(TopologyRulesP2p, NvbandwidthWaivingPeerTestsIsP2pUnavailable) {
+  const std::string old_era =
+      "Waiving device_to_device_memcpy_read_ce.\n\nWaiving device_to_device_memcpy_write_ce.\n\n";
+  Facts f = import_text(nvbandwidth_paste("NVIDIA L40S", 2, old_era), "nvbw.txt", {});
+  ASSERT_EQ(f.gpus.size(), 2u);
+  auto v = with_id(run(f), "p2p-unavailable");
+  ASSERT_EQ(v.size(), 1u) << dump(run(f));
+  EXPECT_EQ(v[0].severity, Severity::kWarning);
+  EXPECT_EQ(v[0].subjects, (std::vector<std::string>{"GPU0", "GPU1"}));
+  EXPECT_TRUE(has(v[0].evidence,
+                  "waived device_to_device_memcpy_read_ce, "
+                  "device_to_device_memcpy_write_ce"))
+      << v[0].evidence;
+  // The middle era and the newest one (no name) say the same.
+  for (const char* waived : {"device_to_device_memcpy_read_ce Waived.\n\n", "Waived: \n\n"}) {
+    f = import_text(nvbandwidth_paste("NVIDIA L40S", 2, waived), "nvbw.txt", {});
+    v = with_id(run(f), "p2p-unavailable");
+    ASSERT_EQ(v.size(), 1u) << waived;
+    EXPECT_EQ(v[0].severity, Severity::kWarning) << waived;
+  }
+  // GeForce: expected, info.
+  f = import_text(nvbandwidth_paste("NVIDIA GeForce RTX 4090", 2, old_era), "nvbw.txt", {});
+  v = with_id(run(f), "p2p-unavailable");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].severity, Severity::kInfo);
+  EXPECT_TRUE(has(v[0].evidence, "GeForce cards")) << v[0].evidence;
+  // One GPU: no peer to reach, a note only.
+  f = import_text(nvbandwidth_paste("NVIDIA L40S", 1, old_era), "nvbw.txt", {});
+  Out o = run(f);
+  EXPECT_TRUE(with_id(o, "p2p-unavailable").empty()) << dump(o);
+  // Peer tests that ran: quiet.
+  const std::string ran =
+      "Running device_to_device_memcpy_read_ce.\n"
+      "memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)\n"
+      "           0         1\n"
+      " 0       N/A     40.12\n"
+      " 1     40.20       N/A\n\n";
+  f = import_text(nvbandwidth_paste("NVIDIA L40S", 2, ran), "nvbw.txt", {});
+  o = run(f);
+  EXPECT_TRUE(with_id(o, "p2p-unavailable").empty()) << dump(o);
+}
+
+TEST(TopologyRulesP2p, NcclPeerAccessFailureBehindLauncherPrefixes) {
+  // As Ray, torchrun and a timestamping logger print NCCL's lines (written for this test after
+  // NCCL's "host:pid:tid [dev] file:line NCCL WARN" format).
+  for (const char* prefix : {"(pid=909608) ", "[rank1]: ", "2024-03-30 12:01:02,345 ", ""}) {
+    const std::string p = prefix;
+    const std::string log =
+        p + "z-pc:909608:910337 [0] NCCL INFO Channel 00/02 :    0   1\n" + p +
+        "z-pc:909608:910337 [0] NCCL INFO Channel 00 : 0[2d000] -> 1[2e000] via P2P/IPC\n" + p +
+        "\n" + p +
+        "z-pc:909608:910337 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : "
+        "217 peer access is not supported between these two devices\n" +
+        p + "z-pc:909608:910337 [0] NCCL INFO transport.cc:68 -> 1\n";
+    Facts f = import_text(log, "nccl.log", {});
+    Out o = run(f);
+    auto v = with_id(o, "p2p-unavailable");
+    ASSERT_EQ(v.size(), 1u) << prefix << "\n" << dump(o);
+    EXPECT_EQ(v[0].severity, Severity::kWarning) << prefix;
+    EXPECT_TRUE(has(v[0].evidence, "peer access is not supported")) << v[0].evidence;
+    EXPECT_TRUE(has(v[0].evidence, "on z-pc")) << v[0].evidence;
+  }
+  // With the GPUs known as GeForce cards (bus ids match): the pair, info.
+  Facts f = import_text(
+      "z-pc:1:2 [0] NCCL INFO Channel 00 : 0[2d000] -> 1[2e000] via P2P/IPC\n"
+      "z-pc:1:2 [0] transport/p2p.cc:238 NCCL WARN Cuda failure 'peer access is not supported "
+      "between these two devices'\n",
+      "nccl.log", {});
+  f.gpus = {gpu(0, "NVIDIA GeForce RTX 3080"), gpu(1, "NVIDIA GeForce RTX 3080")};
+  f.gpus[0].pci_bus_id = "0000:2d:00.0";
+  f.gpus[1].pci_bus_id = "0000:2e:00.0";
+  auto v = with_id(run(f), "p2p-unavailable");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].subjects, std::vector<std::string>{"GPU0-GPU1"});
+  EXPECT_EQ(v[0].severity, Severity::kInfo);
+  // A healthy P2P log: quiet.
+  f = import_text("z-pc:1:2 [0] NCCL INFO Channel 00 : 0[2d000] -> 1[2e000] via P2P/IPC\n",
+                  "nccl.log", {});
+  EXPECT_TRUE(with_id(run(f), "p2p-unavailable").empty());
+}
+
+TEST(TopologyRulesSys, SameNumaNodeSysThroughTheTopoImporter) {
+  // `nvidia-smi topo -m` of a box whose two GPUs are SYS apart yet on one NUMA node (written
+  // for this test after nvidia-smi's layout).
+  const std::string topo =
+      "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n"
+      "GPU0\t X \tSYS\t0-31\t0\n"
+      "GPU1\tSYS\t X \t0-31\t0\n\n"
+      "Legend:\n\n"
+      "  X    = Self\n"
+      "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes "
+      "(e.g., QPI/UPI)\n";
+  const Facts f = import_text(topo, "topo.txt", {});
+  ASSERT_EQ(f.gpus.size(), 2u);
+  const auto v = with_id(run(f), "gpu-pair-crosses-numa");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_TRUE(has(v[0].evidence, "both GPUs report NUMA node 0")) << v[0].evidence;
+  EXPECT_FALSE(has(v[0].evidence, "node 0, GPU1 on node 0")) << v[0].evidence;
+}
+
 }  // namespace
 }  // namespace gpuvet::rules
