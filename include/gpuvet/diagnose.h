@@ -116,6 +116,7 @@ struct Thresholds {
   double memory_imbalance_empty_fraction = 0.10;
   double cpu_pegged_pct = 95;
   double iowait_pct = 10;
+  double psi_io_some_pct = 20;  // PSI: share of time some task waited for I/O
   double disk_util_pct = 90;
   double nic_util_pct = 80;
   double nic_unknown_speed_gbit_s = 7;  // line rate unknown: a 10 GbE link is near full here

@@ -48,12 +48,27 @@ struct NicLoad {
   std::optional<double> peak_util_pct;  // max(rx,tx) vs line rate, when speed known
 };
 
+// Linux pressure stall information of one resource (/proc/pressure/cpu, io, memory; kernel
+// 4.20+ with PSI on): the share of wall time in which some task (some) or every non-idle task
+// (full) was stalled waiting for it. Percentages 0..100.
+struct PsiReading {
+  std::optional<double> some_avg10;  // the kernel's running averages over 10 s and 60 s
+  std::optional<double> some_avg60;
+  std::optional<double> full_avg10;
+  std::optional<double> full_avg60;
+  std::optional<double> some_window_pct;  // over the sample window, from the stall totals
+  std::optional<double> full_window_pct;
+};
+
 struct HostPressure {
   double window_s = 0;  // length of the sample window
   std::vector<CpuCoreLoad> cores;
   std::optional<double> iowait_pct;  // whole-machine iowait over the window
   std::vector<DiskLoad> disks;
   std::vector<NicLoad> nics;
+  std::optional<PsiReading> psi_cpu;
+  std::optional<PsiReading> psi_io;
+  std::optional<PsiReading> psi_memory;
 };
 
 struct IommuState {

@@ -366,6 +366,9 @@ std::vector<CaptureCommand> capture_commands() {
       {"mpstat.txt", {"mpstat", "-P", "ALL", "1", "1"}},
       {"iostat.txt", {"iostat", "-xz", "1", "2"}},
       {"sar-net-dev.txt", {"sar", "-n", "DEV", "1", "1"}},
+      // PSI, each line prefixed with its file so the resource is known offline.
+      {"pressure.txt",
+       {"grep", "-H", ".", "/proc/pressure/cpu", "/proc/pressure/io", "/proc/pressure/memory"}},
       {"nvidia-driver-params.txt",
        {"cat", "/proc/driver/nvidia/params"},
        "/proc/driver/nvidia/params"},

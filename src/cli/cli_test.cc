@@ -253,6 +253,27 @@ TEST(CliDiagnose, LspciPastes) {
       << both.value().out;
 }
 
+TEST(CliDiagnose, PressurePastes) {
+  const std::string psi = std::string(GPUVET_TEST_DATA) + "/fixtures/psi/";
+  auto storm = gpuvet({"diagnose", "--from", psi + "written-grep-H-direct-io-storm.txt"});
+  EXPECT_EQ(storm.exit_code, 1) << storm.out << storm.err;
+  EXPECT_NE(storm.out.find("io-bound"), std::string::npos) << storm.out;
+  EXPECT_NE(storm.out.find("I/O pressure (PSI): some 28.1 %"), std::string::npos) << storm.out;
+  auto quiet = gpuvet({"diagnose", "--from", psi + "written-grep-H-quiet.txt"});
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.out << quiet.err;
+  EXPECT_EQ(quiet.out.find("io-bound"), std::string::npos) << quiet.out;
+  // Pasted behind its command line: the command names the file.
+  auto bare = make_process_runner()->run(
+      {"sh", "-c",
+       "printf '$ cat /proc/pressure/io\\nsome avg10=40.00 avg60=30.00 avg300=9.00 total=1\\n' "
+       "| '" +
+           std::string(GPUVET_BINARY) + "' diagnose --from -"},
+      std::chrono::seconds(30));
+  ASSERT_TRUE(bare.is_ok());
+  EXPECT_EQ(bare.value().exit_code, 1) << bare.value().out << bare.value().err;
+  EXPECT_NE(bare.value().out.find("io-bound"), std::string::npos) << bare.value().out;
+}
+
 TEST(CliDiagnose, FindingsDocIsGeneratedFromTheCatalog) {
   auto r = gpuvet({"findings", "--markdown"});
   EXPECT_EQ(r.exit_code, 0);

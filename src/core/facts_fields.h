@@ -95,6 +95,16 @@ void fields(V& v, T&... t) {
   v("peak_util_pct", t.peak_util_pct...);
 }
 
+template <class V, MaybeConst<PsiReading>... T>
+void fields(V& v, T&... t) {
+  v("some_avg10", t.some_avg10...);
+  v("some_avg60", t.some_avg60...);
+  v("full_avg10", t.full_avg10...);
+  v("full_avg60", t.full_avg60...);
+  v("some_window_pct", t.some_window_pct...);
+  v("full_window_pct", t.full_window_pct...);
+}
+
 template <class V, MaybeConst<HostPressure>... T>
 void fields(V& v, T&... t) {
   v("window_s", t.window_s...);
@@ -102,6 +112,9 @@ void fields(V& v, T&... t) {
   v("cores", t.cores...);
   v("disks", t.disks...);
   v("nics", t.nics...);
+  v("psi_cpu", t.psi_cpu...);
+  v("psi_io", t.psi_io...);
+  v("psi_memory", t.psi_memory...);
 }
 
 template <class V, MaybeConst<IommuState>... T>

@@ -18,6 +18,7 @@
 #include "import/nvsmi_text.h"
 #include "import/nvsmi_topo.h"
 #include "import/nvsmi_xml.h"
+#include "import/psi.h"
 
 namespace gpuvet::import {
 namespace {
@@ -182,6 +183,8 @@ const std::vector<Importer>& importers() {
       {"iostat-x", "iostat -x / -xz", sniff_iostat, import_iostat,
        "disk utilisation and throughput, iowait"},
       {"sar-net-dev", "sar -n DEV", sniff_sar_net_dev, import_sar_net_dev, "NIC throughput"},
+      {"psi", "/proc/pressure/cpu, io, memory (grep -H . /proc/pressure/*)", sniff_psi, import_psi,
+       "host CPU, I/O and memory stall shares (PSI averages)"},
       {"nccl-debug-log", "NCCL_DEBUG=INFO logs, NCCL WARN, PyTorch watchdog timeouts",
        sniff_nccl_log, import_nccl_log,
        "NCCL version, transports per channel, NICs, fallbacks, link widths, warnings, timeouts"},

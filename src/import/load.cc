@@ -370,6 +370,7 @@ constexpr std::array<std::string_view, 22> kCaptureFileNames = {"nvidia-smi-q.tx
                                                                 "mpstat.txt",
                                                                 "iostat.txt",
                                                                 "sar-net-dev.txt",
+                                                                "pressure.txt",
                                                                 "nvidia-driver-params.txt",
                                                                 "nvidia-driver-version.txt",
                                                                 "gpuvet-facts.json"};

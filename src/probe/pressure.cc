@@ -205,6 +205,21 @@ Result<PressureSnapshot> take_pressure_snapshot(const FileSystem& fs) {
   } else {
     s.unreadable.push_back("/proc/net/dev (" + read_failure_words(r.status()) + ")");
   }
+
+  std::string psi_failure;
+  for (auto [file, slot] :
+       {std::pair{"/proc/pressure/cpu", &s.psi_cpu}, std::pair{"/proc/pressure/io", &s.psi_io},
+        std::pair{"/proc/pressure/memory", &s.psi_memory}}) {
+    auto r = fs.read_file(file, 4096);
+    if (r.is_ok())
+      *slot = import::parse_psi_file(r.value());
+    else if (psi_failure.empty())
+      psi_failure = read_failure_words(r.status());
+  }
+  if (!s.psi_cpu && !s.psi_io && !s.psi_memory)
+    s.unreadable.push_back("/proc/pressure (" +
+                           (psi_failure.empty() ? std::string("no pressure line") : psi_failure) +
+                           "; PSI needs kernel 4.20+ without psi=0)");
   return snap;
 }
 
@@ -234,6 +249,26 @@ HostPressure compute_pressure(const PressureSnapshot& before, const PressureSnap
   } else if (sum.total > 0) {
     p.iowait_pct = pct(static_cast<double>(sum.iowait), static_cast<double>(sum.total));
   }
+
+  auto psi = [&](const std::optional<import::PsiFile>& was,
+                 const std::optional<import::PsiFile>& now) -> std::optional<PsiReading> {
+    if (!now) return std::nullopt;
+    PsiReading r = now->averages;
+    auto share = [&](std::optional<std::uint64_t> a, std::optional<std::uint64_t> b) {
+      std::optional<double> out;
+      if (a && b && window_s > 0)
+        out = pct(static_cast<double>(counter_delta(*a, *b)), window_s * 1e6);
+      return out;
+    };
+    if (was) {
+      r.some_window_pct = share(was->some_total_us, now->some_total_us);
+      r.full_window_pct = share(was->full_total_us, now->full_total_us);
+    }
+    return r;
+  };
+  p.psi_cpu = psi(before.psi_cpu, after.psi_cpu);
+  p.psi_io = psi(before.psi_io, after.psi_io);
+  p.psi_memory = psi(before.psi_memory, after.psi_memory);
 
   if (window_s <= 0) return p;
 

@@ -20,6 +20,7 @@
 #include "gpuvet/env.h"
 #include "gpuvet/facts.h"
 #include "gpuvet/status.h"
+#include "import/psi.h"
 
 namespace gpuvet::probe {
 
@@ -57,6 +58,10 @@ struct PressureSnapshot {
   std::vector<CpuTimes> cpus;       // per CPU, by id
   std::vector<DiskCounters> disks;  // whole disks only (no partitions, loop, ram, zram)
   std::vector<NicCounters> nics;    // all but "lo"
+  // /proc/pressure/cpu, io, memory (PSI; absent before kernel 4.20 or with psi=0).
+  std::optional<import::PsiFile> psi_cpu;
+  std::optional<import::PsiFile> psi_io;
+  std::optional<import::PsiFile> psi_memory;
   // Sources that could not be read, "/proc/diskstats (permission denied)": the
   // matching lists are then empty for lack of data, not for lack of devices.
   std::vector<std::string> unreadable;
@@ -75,13 +80,15 @@ std::vector<NicCounters> parse_net_dev(std::string_view text);     // every inte
 bool is_whole_disk(const FileSystem& fs, std::string_view name);
 
 // Reads /proc/stat (required: fails without it), /proc/diskstats and
-// /proc/net/dev (optional: listed in `unreadable` when missing).
+// /proc/net/dev (optional: listed in `unreadable` when missing) and the PSI files
+// /proc/pressure/{cpu,io,memory} (optional: one `unreadable` entry when none can be read).
 Result<PressureSnapshot> take_pressure_snapshot(const FileSystem& fs);
 
 // Deltas over window_s seconds. CPUs, disks and NICs present in both snapshots
 // only. Percentages are clamped to [0, 100]. NIC speed from
 // /sys/class/net/<if>/speed (Mb/s); -1, 0 or unreadable leaves it (and the
-// utilisation) empty. window_s <= 0: per-core shares only, no rates.
+// utilisation) empty. PSI: the kernel's averages of `after`, and the stall share over
+// the window from the two totals. window_s <= 0: per-core shares and PSI averages only.
 HostPressure compute_pressure(const PressureSnapshot& before, const PressureSnapshot& after,
                               double window_s, const FileSystem& fs);
 

@@ -228,6 +228,51 @@ TEST(PressureTest, GarbageFilesFailOrParseToNothing) {
   EXPECT_FALSE(parse_proc_stat("").is_ok());
 }
 
+TEST(PressureTest, PsiFromTheFilesAndItsShareOverTheWindowFromTheTotals) {
+  auto fs = make_rooted_file_system(sysroot("sysroot-2numa-4gpu"));
+  auto s = take_pressure_snapshot(*fs);
+  ASSERT_TRUE(s.is_ok());
+  ASSERT_TRUE(s.value().psi_io);
+  EXPECT_EQ(*s.value().psi_io->some_total_us, 41234567u);
+  ASSERT_TRUE(s.value().psi_cpu);
+  ASSERT_TRUE(s.value().psi_memory);
+
+  // A direct-I/O storm: 280 ms of the 1 s window with some task stalled on I/O, 250 ms with
+  // every task stalled.
+  PressureSnapshot later = s.value();
+  *later.psi_io->some_total_us += 280000;
+  *later.psi_io->full_total_us += 250000;
+  later.psi_io->averages.some_avg10 = 26.4;
+  HostPressure p = compute_pressure(s.value(), later, 1.0, *fs);
+  ASSERT_TRUE(p.psi_io);
+  EXPECT_NEAR(*p.psi_io->some_window_pct, 28.0, 1e-9);
+  EXPECT_NEAR(*p.psi_io->full_window_pct, 25.0, 1e-9);
+  EXPECT_DOUBLE_EQ(*p.psi_io->some_avg10, 26.4);  // the later reading's average
+  ASSERT_TRUE(p.psi_cpu);
+  EXPECT_DOUBLE_EQ(*p.psi_cpu->some_window_pct, 0.0);
+
+  // One reading (no window): averages only.
+  HostPressure once = compute_pressure(s.value(), s.value(), 0, *fs);
+  ASSERT_TRUE(once.psi_io);
+  EXPECT_FALSE(once.psi_io->some_window_pct);
+  EXPECT_DOUBLE_EQ(*once.psi_io->some_avg10, 1.20);
+}
+
+TEST(PressureTest, NoPsiFilesIsOneUnreadableEntryNotAFailure) {
+  auto fs = make_rooted_file_system(sysroot("sysroot-1gpu-vm"));
+  auto s = take_pressure_snapshot(*fs);
+  ASSERT_TRUE(s.is_ok());
+  EXPECT_FALSE(s.value().psi_io);
+  ASSERT_EQ(s.value().unreadable.size(), 1u);
+  EXPECT_EQ(s.value().unreadable[0].rfind("/proc/pressure (", 0), 0u) << s.value().unreadable[0];
+  EXPECT_NE(s.value().unreadable[0].find("4.20"), std::string::npos);
+
+  auto junk = make_rooted_file_system(sysroot("sysroot-garbage"));
+  auto io = junk->read_file("/proc/pressure/io");
+  ASSERT_TRUE(io.is_ok());
+  EXPECT_FALSE(import::parse_psi_file(io.value()));  // nan, negative, over 100: no reading
+}
+
 TEST(PressureTest, UnreadableSourcesAreListedOrFail) {
   auto inner = make_rooted_file_system(sysroot("sysroot-2numa-4gpu"));
   DenyingFileSystem some(*inner, {"/proc/diskstats", "/proc/net/dev"});

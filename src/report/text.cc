@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <sstream>
@@ -231,21 +232,36 @@ std::string render_facts_text(const Facts& facts, const TextOptions& options) {
 
   if (h.pressure) {
     const auto& p = *h.pressure;
-    int pegged = 0;
-    double busiest = 0;
-    for (const auto& core : p.cores) {
-      pegged += core.busy_pct >= 95 ? 1 : 0;
-      busiest = std::max(busiest, core.busy_pct);
+    std::vector<std::string> parts;
+    if (!p.cores.empty()) {
+      int pegged = 0;
+      double busiest = 0;
+      for (const auto& core : p.cores) {
+        pegged += core.busy_pct >= 95 ? 1 : 0;
+        busiest = std::max(busiest, core.busy_pct);
+      }
+      parts.push_back(fmt::format("{} core(s) >= 95% busy (busiest {:.0f}%)", pegged, busiest));
     }
-    o << fmt::format("\nHost pressure over {:.2f} s: {} core(s) >= 95% busy (busiest {:.0f}%)",
-                     p.window_s, pegged, busiest);
-    if (p.iowait_pct) o << fmt::format(", iowait {:.1f}%", *p.iowait_pct);
+    if (p.iowait_pct) parts.push_back(fmt::format("iowait {:.1f}%", *p.iowait_pct));
     for (const auto& d : p.disks)
-      if (d.util_pct >= 1) o << fmt::format(", {} {:.0f}% util", d.device, d.util_pct);
+      if (d.util_pct >= 1) parts.push_back(fmt::format("{} {:.0f}% util", d.device, d.util_pct));
     for (const auto& n : p.nics)
       if (n.peak_util_pct && *n.peak_util_pct >= 1)
-        o << fmt::format(", {} {:.0f}% of line rate", n.device, *n.peak_util_pct);
-    o << "\n";
+        parts.push_back(fmt::format("{} {:.0f}% of line rate", n.device, *n.peak_util_pct));
+    // PSI: over the window when two readings gave it, else the kernel's 10 s average.
+    for (auto [name, r] : {std::pair{"cpu", &p.psi_cpu}, std::pair{"io", &p.psi_io},
+                           std::pair{"memory", &p.psi_memory}}) {
+      if (!*r) continue;
+      const auto some = (*r)->some_window_pct ? (*r)->some_window_pct : (*r)->some_avg10;
+      if (some)
+        parts.push_back(fmt::format("{} PSI some {:.1f}%{}", name, *some,
+                                    (*r)->some_window_pct ? "" : " (avg10)"));
+    }
+    o << (p.window_s > 0 ? fmt::format("\nHost pressure over {:.2f} s: ", p.window_s)
+                         : std::string("\nHost pressure: "))
+      << (parts.empty() ? std::string("nothing measured")
+                        : fmt::format("{}", fmt::join(parts, ", ")))
+      << "\n";
   }
 
   if (options.verbose && !facts.sources.empty()) {

@@ -132,9 +132,11 @@ inline constexpr CatalogEntry kCatalog[] = {
      "Make the loaders cheaper, use pinned memory wisely, adjust the worker count, and pin each "
      "process to the NUMA node of its GPU.",
      "task 8"},
-    {"io-bound", "Storage is the limiter (iowait, disk busy)", "host-io", kWarning, kClassify,
-     B::kIo, "high iowait and/or a disk near 100 % utilisation",
-     "The CPUs wait on storage and the disk is saturated: more GPUs only make the queue deeper.",
+    {"io-bound", "Storage is the limiter (iowait, I/O pressure, disk busy)", "host-io", kWarning,
+     kClassify, B::kIo,
+     "high iowait, tasks stalled on I/O a large share of the time (PSI), or a disk near 100 % "
+     "utilisation",
+     "Tasks wait on storage and the storage is saturated: more GPUs only make the queue deeper.",
      "Move the dataset to local storage, prefetch, shard and cache, or increase storage "
      "bandwidth before adding GPUs; stagger checkpoints.",
      "task 9"},

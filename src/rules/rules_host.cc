@@ -27,6 +27,46 @@ constexpr std::size_t kMaxCoresListed = 8;
 
 std::string pct(double v) { return format_number(v, 1) + " %"; }
 
+// ---------------------------------------------------------------- PSI
+
+// A window this long or longer is judged by its own share; a shorter one (diagnose samples
+// for 0.05 s by default) by the kernel's 10 s average, which a 50 ms window is too noisy to
+// beat. A capture or a paste holds one reading: its averages.
+constexpr double kPsiWindowMinS = 1.0;
+
+bool psi_by_window(const PsiReading& r, double window_s) {
+  return r.some_window_pct && (window_s >= kPsiWindowMinS || !r.some_avg10);
+}
+
+std::optional<double> psi_some(const std::optional<PsiReading>& r, double window_s) {
+  if (!r) return std::nullopt;
+  return psi_by_window(*r, window_s) ? r->some_window_pct : r->some_avg10;
+}
+
+// "I/O pressure (PSI): some 28.1 %, full 25 % of the time over the 2 s window (avg10 some
+// 27.9 %)" or "… of the time (kernel's 10 s average; over the 0.05 s window some 31 %)".
+std::string psi_phrase(const char* what, const PsiReading& r, double window_s) {
+  const bool windowed = psi_by_window(r, window_s);
+  const auto some = windowed ? r.some_window_pct : r.some_avg10;
+  const auto full = windowed ? r.full_window_pct : r.full_avg10;
+  std::vector<std::string> shares;
+  if (some) shares.push_back("some " + pct(*some));
+  if (full) shares.push_back("full " + pct(*full));
+  std::string s = fmt::format("{} pressure (PSI): {} of the time", what, join(shares, ", "));
+  std::vector<std::string> also;
+  if (windowed) {
+    s += fmt::format(" over the {} s window", format_number(window_s, 2));
+    if (r.some_avg10) also.push_back("avg10 some " + pct(*r.some_avg10));
+  } else {
+    also.push_back("kernel's 10 s average");
+    if (r.some_window_pct)
+      also.push_back(fmt::format("over the {} s window some {}", format_number(window_s, 2),
+                                 pct(*r.some_window_pct)));
+  }
+  if (r.some_avg60) also.push_back("avg60 some " + pct(*r.some_avg60));
+  return s + " (" + join(also, "; ") + ")";
+}
+
 // ---------------------------------------------------------------- NUMA placement
 
 std::map<int, int> cpu_to_node(const std::map<int, std::vector<int>>& nodes) {
@@ -84,6 +124,9 @@ void check_cpu(const Context& c, const HostPressure& hp, Emitter& e) {
                                   cpus.size() > 1 ? "s" : "", format_cpu_list(cpus)));
     ev += " (" + join(parts, "; ") + ")";
   }
+  // Runnable tasks waiting for a CPU: more threads than cores, not only busy cores.
+  if (hp.psi_cpu && psi_some(hp.psi_cpu, hp.window_s))
+    ev += "; " + psi_phrase("CPU", *hp.psi_cpu, hp.window_s);
 
   // Saturated GPUs next to a spinning launch thread: the CPU is not what limits them now.
   Severity sev = Severity::kWarning;
@@ -110,12 +153,17 @@ void check_cpu(const Context& c, const HostPressure& hp, Emitter& e) {
 
 void check_io(const Context& c, const HostPressure& hp, Emitter& e) {
   const bool iowait_high = hp.iowait_pct && *hp.iowait_pct >= c.t.iowait_pct;
+  // PSI counts stalled tasks, not idle CPUs: one thread waiting on a saturated disk of a
+  // 128-CPU machine is under 1 % iowait but shows as I/O pressure.
+  const auto psi = psi_some(hp.psi_io, hp.window_s);
+  const bool psi_high = psi && *psi >= c.t.psi_io_some_pct;
   std::vector<const DiskLoad*> busy;
   for (const auto& d : hp.disks)
     if (d.util_pct >= c.t.disk_util_pct) busy.push_back(&d);
-  if (!iowait_high && busy.empty()) return;
+  if (!iowait_high && !psi_high && busy.empty()) return;
 
   std::vector<std::string> parts;
+  if (hp.psi_io && psi) parts.push_back(psi_phrase("I/O", *hp.psi_io, hp.window_s));
   if (hp.iowait_pct) parts.push_back("iowait " + pct(*hp.iowait_pct));
   auto describe = [](const DiskLoad& d) {
     std::string s = fmt::format("{} {} % busy", d.device, format_number(d.util_pct, 0));

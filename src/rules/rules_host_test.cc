@@ -150,6 +150,72 @@ TEST(HostRules, IowaitAloneNamesTheHost) {
   EXPECT_TRUE(host(f).findings.empty());
 }
 
+// The direct-I/O storm of a 16-core GPU host: one dd thread on a saturated disk is under 7 %
+// iowait and the disk may be one the sampler does not list (a loop-backed overlay), but PSI
+// says a task waited for I/O 28 % of the time.
+TEST(HostRules, IoPressureAloneIsIoBound) {
+  Facts f;
+  f.host.pressure = HostPressure{};
+  f.host.pressure->window_s = 2.0;
+  f.host.pressure->iowait_pct = 6.2;
+  PsiReading io;
+  io.some_avg10 = 27.9;
+  io.some_window_pct = 28.1;
+  io.full_window_pct = 25.0;
+  f.host.pressure->psi_io = io;
+  auto v = with_id(host(f), "io-bound");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].severity, Severity::kWarning);
+  EXPECT_EQ(v[0].subjects, std::vector<std::string>{"host"});
+  EXPECT_EQ(v[0].evidence,
+            "I/O pressure (PSI): some 28.1 %, full 25 % of the time over the 2 s window (avg10 "
+            "some 27.9 %), iowait 6.2 %");
+
+  // A window of a second or more is judged by itself, not by the 10 s average of a storm
+  // that has ended.
+  f.host.pressure->psi_io->some_window_pct = 1.5;
+  f.host.pressure->psi_io->full_window_pct = 1.0;
+  EXPECT_TRUE(with_id(host(f), "io-bound").empty());
+
+  // diagnose's 0.05 s window is too short to judge: the 10 s average decides, and the
+  // window's share is shown beside it.
+  f.host.pressure->window_s = 0.05;
+  f.host.pressure->psi_io->full_avg10 = 26.0;
+  v = with_id(host(f), "io-bound");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].evidence,
+            "I/O pressure (PSI): some 27.9 %, full 26 % of the time (kernel's 10 s average; "
+            "over the 0.05 s window some 1.5 %), iowait 6.2 %");
+
+  // A capture holds one reading: its 10 s average decides.
+  f.host.pressure->window_s = 0;
+  f.host.pressure->psi_io->some_window_pct.reset();
+  f.host.pressure->psi_io->full_window_pct.reset();
+  f.host.pressure->psi_io->some_avg60 = 11.5;
+  v = with_id(host(f), "io-bound");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].evidence,
+            "I/O pressure (PSI): some 27.9 %, full 26 % of the time (kernel's 10 s average; "
+            "avg60 some 11.5 %), iowait 6.2 %");
+  f.host.pressure->psi_io->some_avg10 = 4.0;
+  EXPECT_TRUE(with_id(host(f), "io-bound").empty());
+}
+
+TEST(HostRules, CpuPressureIsEvidenceOfPeggedCoresNotAFindingOfItsOwn) {
+  Facts f;
+  f.host.pressure = HostPressure{};
+  f.host.pressure->window_s = 1.0;
+  PsiReading cpu;
+  cpu.some_window_pct = 60;  // no average: the window's share is all there is
+  f.host.pressure->psi_cpu = cpu;
+  EXPECT_TRUE(host(f).findings.empty());  // no pegged core: nothing to say
+  f.host.pressure->cores = {{3, 99, 0, 0}};
+  auto v = with_id(host(f), "cpu-saturated");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_TRUE(has(v[0].evidence, "CPU pressure (PSI): some 60 % of the time over the 1 s window"))
+      << v[0].evidence;
+}
+
 // ---------------------------------------------------------------- network-saturated
 
 TEST(HostRules, Task10UnknownLineRate) {

@@ -54,6 +54,8 @@ const Key kKeys[] = {
      "cpu-saturated: a core at or above this busy %"},
     {"iowait_pct", &Thresholds::iowait_pct, "io-bound: machine iowait % at or above"},
     {"disk_util_pct", &Thresholds::disk_util_pct, "io-bound: a disk busy % at or above"},
+    {"psi_io_some_pct", &Thresholds::psi_io_some_pct,
+     "io-bound: I/O pressure (PSI some, % of the time) at or above"},
     {"nic_util_pct", &Thresholds::nic_util_pct,
      "network-saturated: NIC use % of line rate at or above"},
     {"nic_unknown_speed_gbit_s", &Thresholds::nic_unknown_speed_gbit_s,
