@@ -351,7 +351,7 @@ class FactsMerger {
 
 // File names `gpuvet capture` writes. Names carry no meaning for what a file holds; they only
 // tell a capture bundle that lost its manifest from a directory of saved outputs.
-constexpr std::array<std::string_view, 22> kCaptureFileNames = {"nvidia-smi-q.txt",
+constexpr std::array<std::string_view, 23> kCaptureFileNames = {"nvidia-smi-q.txt",
                                                                 "nvidia-smi-q.xml",
                                                                 "nvidia-smi-topo-m.txt",
                                                                 "nvidia-smi-topo-p2p-r.txt",

@@ -9,6 +9,10 @@
 namespace gpuvet::import {
 namespace {
 
+using text_scan::contains;
+using text_scan::for_each_line;
+using text_scan::for_each_word;
+
 struct PsiLine {
   bool full = false;
   std::optional<double> avg10, avg60;

@@ -46,7 +46,7 @@ TEST(Psi, OneFileGivesAveragesAndTotals) {
 TEST(Psi, GrepDashHNamesEachResource) {
   EXPECT_GE(sniff_psi(kGrepH), 90);
   Facts f;
-  ASSERT_TRUE(import_psi(kGrepH, f).ok());
+  ASSERT_TRUE(import_psi(kGrepH, f).is_ok());
   ASSERT_TRUE(f.host.pressure);
   const auto& p = *f.host.pressure;
   ASSERT_TRUE(p.psi_io);
@@ -70,7 +70,7 @@ TEST(Psi, HeadersCommandLinesAndBarePathsNameTheLinesBelow) {
       "some avg10=35.50 avg60=20.00 avg300=5.00 total=20\n"
       "full avg10=30.00 avg60=18.00 avg300=4.00 total=15\n";
   Facts a;
-  ASSERT_TRUE(import_psi(head, a).ok());
+  ASSERT_TRUE(import_psi(head, a).is_ok());
   EXPECT_DOUBLE_EQ(*a.host.pressure->psi_cpu->some_avg10, 4.0);
   EXPECT_DOUBLE_EQ(*a.host.pressure->psi_io->some_avg10, 35.5);
   EXPECT_FALSE(a.host.pressure->psi_memory);
@@ -80,7 +80,7 @@ TEST(Psi, HeadersCommandLinesAndBarePathsNameTheLinesBelow) {
       "some avg10=12.00 avg60=8.00 avg300=2.00 total=500\n"
       "full avg10=6.00 avg60=4.00 avg300=1.00 total=300\n";
   Facts b;
-  ASSERT_TRUE(import_psi(cat, b).ok());
+  ASSERT_TRUE(import_psi(cat, b).is_ok());
   EXPECT_DOUBLE_EQ(*b.host.pressure->psi_memory->full_avg10, 6.0);
   EXPECT_FALSE(b.host.pressure->psi_io);
 
@@ -89,7 +89,7 @@ TEST(Psi, HeadersCommandLinesAndBarePathsNameTheLinesBelow) {
       "some avg10=2.00 avg60=1.00 avg300=0.50 total=7\n"
       "full avg10=1.00 avg60=0.50 avg300=0.25 total=5\n";
   Facts c;
-  ASSERT_TRUE(import_psi(loop, c).ok());
+  ASSERT_TRUE(import_psi(loop, c).is_ok());
   EXPECT_DOUBLE_EQ(*c.host.pressure->psi_io->some_avg10, 2.0);
 }
 
@@ -100,7 +100,7 @@ TEST(Psi, LinesWithoutTheirFileOrACgroupsAreNotTakenForTheHost) {
       "some avg10=40.00 avg60=30.00 avg300=10.00 total=1\n"
       "full avg10=35.00 avg60=25.00 avg300=8.00 total=1\n",
       a);
-  EXPECT_FALSE(s.ok());
+  EXPECT_FALSE(s.is_ok());
   EXPECT_FALSE(a.host.pressure);
   ASSERT_FALSE(a.notes.empty());
   EXPECT_NE(a.notes[0].find("grep -H . /proc/pressure/*"), std::string::npos) << a.notes[0];
@@ -109,7 +109,7 @@ TEST(Psi, LinesWithoutTheirFileOrACgroupsAreNotTakenForTheHost) {
   EXPECT_FALSE(import_psi("/sys/fs/cgroup/job42/io.pressure:some avg10=90.00 avg60=80.00 "
                           "avg300=40.00 total=9\n",
                           b)
-                   .ok());
+                   .is_ok());
   EXPECT_FALSE(b.host.pressure);
   ASSERT_FALSE(b.notes.empty());
   EXPECT_NE(b.notes[0].find("container"), std::string::npos) << b.notes[0];
