@@ -443,6 +443,19 @@ struct SourceInfo {
   std::vector<std::pair<std::string, double>> timings_ms;
 };
 
+// One verdict of NVIDIA's own health tools: a test of `dcgmi diag` (per GPU, or for all GPUs
+// when the tool printed "All" or the test is node-wide) or a subsystem incident of `dcgmi
+// health -c`.
+struct HealthCheck {
+  std::string tool;        // "dcgmi diag", "dcgmi health"
+  std::string test;        // diag: "GPU Memory", "PCIe", "Persistence Mode"; health: "PCIe system"
+  std::string category;    // diag: "Deployment", "Integration", "Hardware", "Stress"; health: ""
+  std::string result;      // "pass", "fail", "warn", "skip"
+  std::optional<int> gpu;  // DCGM's GPU id (NVML index); empty: all GPUs or the node
+  std::optional<std::string> entity;  // a non-GPU entity of dcgmi health: "NvSwitch 0"
+  std::string message;                // the tool's error, warning or info text
+};
+
 struct Facts {
   HostFacts host;
   std::vector<GpuFacts> gpus;
@@ -459,7 +472,8 @@ struct Facts {
   std::vector<GpuSample> samples;  // time series, ordered by (gpu, t_s)
   std::vector<NumaBinding> numa_bindings;
   std::vector<ScaleRun> scale_runs;
-  std::vector<PciDevice> pci_devices;  // lspci: merged by bdf
+  std::vector<PciDevice> pci_devices;      // lspci: merged by bdf
+  std::vector<HealthCheck> health_checks;  // dcgmi diag, dcgmi health -c
   // True when GPU facts are missing because the driver/NVML could not answer
   // at all (not installed, stub library, version mismatch, init timeout).
   bool gpu_facts_unavailable = false;

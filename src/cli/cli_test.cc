@@ -272,6 +272,67 @@ TEST(CliDiagnose, PressurePastes) {
   ASSERT_TRUE(bare.is_ok());
   EXPECT_EQ(bare.value().exit_code, 1) << bare.value().out << bare.value().err;
   EXPECT_NE(bare.value().out.find("io-bound"), std::string::npos) << bare.value().out;
+// Pasted fragments and new formats through the binary: exit code and the finding named.
+TEST(CliDiagnose, FragmentsUptimeMatricesAndDcgmi) {
+  const std::string fx = std::string(GPUVET_TEST_DATA) + "/fixtures/";
+  // -q fragment: the Performance block alone behind its prompt.
+  auto perf =
+      gpuvet({"diagnose", "--from",
+              fx + "nvsmi-fragments/q-d-performance-section-hw-thermal-slowdown-prompt.txt"});
+  EXPECT_EQ(perf.exit_code, 1) << perf.out << perf.err;
+  EXPECT_NE(perf.out.find("thermal-throttle"), std::string::npos) << perf.out;
+  auto perf_ok =
+      gpuvet({"diagnose", "--from", fx + "nvsmi-fragments/q-d-performance-section-healthy.txt"});
+  EXPECT_EQ(perf_ok.exit_code, 0) << perf_ok.out << perf_ok.err;
+  // `nvidia-smi -q | grep -i slowdown` of 8 GPUs, one with the power brake on.
+  auto grep = gpuvet(
+      {"diagnose", "--from", fx + "nvsmi-fragments/q-grep-slowdown-8gpu-one-power-brake.txt"});
+  EXPECT_EQ(grep.exit_code, 1) << grep.out << grep.err;
+  EXPECT_NE(grep.out.find("power-throttle"), std::string::npos) << grep.out;
+  EXPECT_NE(grep.out.find("GPU3"), std::string::npos) << grep.out;
+  // uptime above dmesg: the same Xid 48 is history 40 days after it, critical 25 min after.
+  const std::string xid =
+      "[ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 48, pid=4242, name=python, An uncorrectable "
+      "double bit error (DBE) has been detected on GPU in the framebuffer.";
+  auto paste = [&](const std::string& up) {
+    auto r = make_process_runner()->run(
+        {"sh", "-c",
+         "printf '%s\\n' '$ uptime' '" + up + "' '$ dmesg | grep Xid' '" + xid + "' | '" +
+             GPUVET_BINARY + "' diagnose --from -"},
+        std::chrono::seconds(30));
+    EXPECT_TRUE(r.is_ok());
+    return r.value();
+  };
+  auto old_xid = paste(" 10:15:01 up 40 days,  3:02,  1 user,  load average: 0.10, 0.20, 0.30");
+  EXPECT_NE(old_xid.exit_code, 2) << old_xid.out << old_xid.err;
+  EXPECT_NE(old_xid.out.find("xid-error"), std::string::npos) << old_xid.out;
+  auto new_xid = paste(" 10:15:01 up 25 min,  1 user,  load average: 0.10, 0.20, 0.30");
+  EXPECT_EQ(new_xid.exit_code, 2) << new_xid.out << new_xid.err;
+  EXPECT_NE(new_xid.out.find("xid-error"), std::string::npos) << new_xid.out;
+  // A p2pBandwidthLatencyTest matrix alone: 2 GPUs, so --expect-gpus 4 is gpu-missing.
+  const std::string matrix =
+      "Unidirectional P2P=Enabled Bandwidth Matrix (GB/s)\n   D\\D     0      1\n     0 "
+      "770.19  19.54\n     1  19.58 771.44\n";
+  auto m = make_process_runner()->run(
+      {"sh", "-c",
+       "printf '" + matrix + "' | '" + GPUVET_BINARY + "' diagnose --expect-gpus 4 --from -"},
+      std::chrono::seconds(30));
+  ASSERT_TRUE(m.is_ok());
+  EXPECT_EQ(m.value().exit_code, 2) << m.value().out << m.value().err;
+  EXPECT_NE(m.value().out.find("gpu-missing"), std::string::npos) << m.value().out;
+  // dcgmi diag and dcgmi health -c.
+  auto diag =
+      gpuvet({"diagnose", "--from", fx + "dcgmi/dcgmi-diag-r3-8x-h100-gpu-memory-fail-gpu2.txt"});
+  EXPECT_EQ(diag.exit_code, 2) << diag.out << diag.err;
+  EXPECT_NE(diag.out.find("dcgm-diag-failed"), std::string::npos) << diag.out;
+  auto diag_ok = gpuvet({"diagnose", "--from", fx + "dcgmi/dcgmi-diag-r2-8x-h100-all-pass.txt"});
+  EXPECT_EQ(diag_ok.exit_code, 0) << diag_ok.out << diag_ok.err;
+  auto health = gpuvet({"diagnose", "--from", fx + "dcgmi/dcgmi-health-c-pcie-replays-gpu0.txt"});
+  EXPECT_EQ(health.exit_code, 1) << health.out << health.err;
+  EXPECT_NE(health.out.find("pcie-replay-errors"), std::string::npos) << health.out;
+  auto health_ok = gpuvet({"diagnose", "--from", fx + "dcgmi/dcgmi-health-c-healthy.txt"});
+  EXPECT_NE(health_ok.exit_code, 1) << health_ok.out << health_ok.err;
+  EXPECT_NE(health_ok.exit_code, 2) << health_ok.out << health_ok.err;
 }
 
 TEST(CliDiagnose, FindingsDocIsGeneratedFromTheCatalog) {

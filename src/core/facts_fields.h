@@ -388,6 +388,17 @@ void fields(V& v, T&... t) {
   v("detail", t.detail...);
 }
 
+template <class V, MaybeConst<HealthCheck>... T>
+void fields(V& v, T&... t) {
+  v("tool", t.tool...);
+  v("test", t.test...);
+  v("category", t.category...);
+  v("result", t.result...);
+  v("gpu", t.gpu...);
+  v("entity", t.entity...);
+  v("message", t.message...);
+}
+
 template <class V, MaybeConst<Measurement>... T>
 void fields(V& v, T&... t) {
   v("tool", t.tool...);
@@ -471,6 +482,7 @@ void fields(V& v, T&... t) {
   v("numa_bindings", t.numa_bindings..., kAppend);
   v("scale_runs", t.scale_runs..., kAppend);
   v("pci_devices", t.pci_devices...);
+  v("health_checks", t.health_checks..., kAppend);
   v("imported", t.imported..., kAppend);
   v("input_problems", t.input_problems..., kAppend);
   v("notes", t.notes...);

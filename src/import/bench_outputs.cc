@@ -70,6 +70,44 @@ GpuFacts& gpu_at(Facts& out, int index) {
   return out.gpus.back();
 }
 
+// A matrix alone still says how many GPUs the node has: every GPU index its rows, columns or
+// peer-access lines name (from measurement `first` and pair `first_pair` on) becomes a GPU,
+// unnamed unless a device line named it.
+void add_matrix_gpus(Facts& out, std::size_t first, std::size_t first_pair, const char* tool) {
+  std::vector<int> seen;
+  auto see = [&](std::optional<int> i) {
+    if (i && *i >= 0 && std::find(seen.begin(), seen.end(), *i) == seen.end()) seen.push_back(*i);
+  };
+  for (std::size_t i = first; i < out.measurements.size(); ++i) {
+    see(out.measurements[i].src_gpu);
+    see(out.measurements[i].dst_gpu);
+  }
+  for (std::size_t i = first_pair; i < out.pairs.size(); ++i) {
+    see(out.pairs[i].a);
+    see(out.pairs[i].b);
+  }
+  std::sort(seen.begin(), seen.end());
+  std::size_t added = 0;
+  for (int i : seen) {
+    if (out.gpus.size() >= kMaxGpus) break;
+    const bool known = std::any_of(out.gpus.begin(), out.gpus.end(),
+                                   [&](const GpuFacts& g) { return g.index == i; });
+    if (known) continue;
+    GpuFacts g;
+    g.index = i;
+    out.gpus.push_back(std::move(g));
+    ++added;
+  }
+  std::sort(out.gpus.begin(), out.gpus.end(),
+            [](const GpuFacts& a, const GpuFacts& b) { return a.index < b.index; });
+  if (added) {
+    std::string names;
+    for (int i : seen) names += (names.empty() ? "GPU" : ", GPU") + std::to_string(i);
+    out.notes.push_back(std::string(tool) + ": " + std::to_string(added) +
+                        " GPU(s) known only by their index in the matrix (" + names + ")");
+  }
+}
+
 GpuPair& pair_of(Facts& out, int a, int b) {
   if (a > b) std::swap(a, b);
   for (auto& p : out.pairs)
@@ -670,6 +708,7 @@ Status import_nvbandwidth(std::string_view text, Facts& out) {
     return true;
   });
   note_dropped(out, "nvbandwidth", dropped);
+  add_matrix_gpus(out, before, out.pairs.size(), "nvbandwidth");
   if (out.measurements.size() == before && out.gpus.size() == gpus_before) {
     out.notes.push_back("nvbandwidth: no result matrix, SUM line or device list");
     return Status::invalid_input("no nvbandwidth results");
@@ -909,6 +948,7 @@ Status import_p2p_bandwidth_latency_test(std::string_view text, Facts& out) {
     return true;
   });
   note_dropped(out, "p2pBandwidthLatencyTest", dropped);
+  add_matrix_gpus(out, before, pairs_before, "p2pBandwidthLatencyTest");
   if (out.measurements.size() == before && out.pairs.size() == pairs_before) {
     out.notes.push_back("p2pBandwidthLatencyTest: no matrix and no peer-access line");
     return Status::invalid_input("no p2pBandwidthLatencyTest results");

@@ -298,6 +298,15 @@ Facts full_facts() {
   run.comm_share = 0.125;
   run.offered_rate_hz = 40.0;
   f.scale_runs = {run};
+  HealthCheck check;
+  check.tool = "dcgmi health";
+  check.test = "NVLINK system";
+  check.category = "Hardware";
+  check.result = "warn";
+  check.gpu = 5;
+  check.entity = "NvSwitch 0";
+  check.message = "Detected 16 NvLink CRC Flit errors";
+  f.health_checks = {check};
   f.gpu_facts_unavailable = true;
   f.input_problems = {"bundle: looks like a gpuvet capture bundle but has no manifest.json"};
   return f;

@@ -3,6 +3,7 @@
 #include <string.h>  // memmem
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -714,6 +715,132 @@ Status import_sar_net_dev(std::string_view text, Facts& out) {
   p.nics = std::move(nics);
   if (!b->summary && rep.blocks.size() > 1)
     out.notes.push_back("sar -n DEV: no summary block; the last sample is used");
+  return Status::ok();
+}
+
+// ================================================================== uptime
+
+namespace {
+
+// "40 days", "1 day", "12 min", "3 hours", "5 weeks" → seconds; "2:03" → h:mm.
+std::optional<double> uptime_part(std::string_view part) {
+  part = trim(part);
+  if (part.empty()) return std::nullopt;
+  if (auto colon = part.find(':'); colon != std::string_view::npos) {
+    auto h = parse_uint(trim(part.substr(0, colon)));
+    auto m = parse_uint(trim(part.substr(colon + 1)));
+    if (!h || !m || *m >= 60 || *h > 100000) return std::nullopt;
+    return static_cast<double>(*h * 3600 + *m * 60);
+  }
+  const auto space = part.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  auto n = parse_uint(part.substr(0, space));
+  if (!n || *n > 10000000) return std::nullopt;
+  const std::string_view unit = trim(part.substr(space + 1));
+  double scale = 0;
+  if (starts_with(unit, "week"))
+    scale = 7 * 86400;
+  else if (starts_with(unit, "day"))
+    scale = 86400;
+  else if (starts_with(unit, "hour"))
+    scale = 3600;
+  else if (starts_with(unit, "min"))
+    scale = 60;
+  else if (starts_with(unit, "sec"))
+    scale = 1;
+  else if (starts_with(unit, "year"))
+    scale = 365 * 86400;
+  else
+    return std::nullopt;
+  return static_cast<double>(*n) * scale;
+}
+
+// "3456789.12 1234.56": /proc/uptime.
+std::optional<double> proc_uptime(std::string_view text) {
+  const auto lines = split_lines(text.substr(0, 256));
+  std::optional<double> up;
+  for (auto line : lines) {
+    line = trim(line);
+    if (line.empty()) continue;
+    if (up) return std::nullopt;  // one line only
+    const auto w = split(line, ' ');
+    if (w.size() != 2) return std::nullopt;
+    auto a = parse_double(w[0]);
+    auto b = parse_double(w[1]);
+    if (!a || !b || *a < 0 || *b < 0 || w[0].find('.') == std::string_view::npos)
+      return std::nullopt;
+    up = a;
+  }
+  return up;
+}
+
+}  // namespace
+
+std::optional<double> parse_uptime_line(std::string_view line) {
+  line = trim(line);
+  if (line.size() > 256) return std::nullopt;
+  std::size_t at;
+  if (starts_with(line, "up ")) {
+    at = 0;
+  } else {
+    // " 14:02:11 up …": a clock (hh:mm:ss, maybe with am/pm words) before " up ".
+    at = line.find(" up ");
+    if (at == std::string_view::npos || at < 5 || at > 16) return std::nullopt;
+    const auto clock = trim(line.substr(0, at));
+    if (clock.size() < 5 || clock[2] != ':' || !std::isdigit(static_cast<unsigned char>(clock[0])))
+      return std::nullopt;
+    at += 1;
+  }
+  std::string_view rest = line.substr(at + 3);
+  // The parts up to the users count or the load average.
+  if (auto load = rest.find("load average"); load != std::string_view::npos)
+    rest = rest.substr(0, load);
+  double total = 0;
+  int parts = 0;
+  for (auto part : split(rest, ',')) {
+    part = trim(part);
+    if (part.empty()) continue;
+    if (part.find("user") != std::string_view::npos) break;
+    auto s = uptime_part(part);
+    if (!s) {
+      if (parts == 0) return std::nullopt;
+      break;
+    }
+    total += *s;
+    ++parts;
+  }
+  if (parts == 0) return std::nullopt;
+  return total;
+}
+
+int sniff_uptime(std::string_view text) {
+  text = sniff_head(text);
+  int found = 0, other = 0, lines = 0;
+  for_each_line(text, [&](std::string_view line) {
+    if (++lines > 64) return false;
+    line = trim(line);
+    if (line.empty()) return true;
+    if (parse_uptime_line(line))
+      ++found;
+    else
+      ++other;
+    return true;
+  });
+  if (found && other == 0) return 95;
+  if (found && other <= 2) return 60;  // a prompt or two around it
+  if (proc_uptime(text)) return 40;
+  return 0;
+}
+
+Status import_uptime(std::string_view text, Facts& out) {
+  std::optional<double> up;
+  for_each_line(text, [&](std::string_view line) {
+    if (auto s = parse_uptime_line(line)) up = s;  // the last one: the latest reading
+    return true;
+  });
+  if (!up) up = proc_uptime(text);
+  if (!up) return Status::invalid_input("no `uptime` line");
+  out.host.uptime_s = up;
   return Status::ok();
 }
 

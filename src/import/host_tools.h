@@ -13,6 +13,7 @@
 // truncated, binary or huge input. Stateless free functions, thread-safe.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include "gpuvet/facts.h"
@@ -51,5 +52,15 @@ Status import_iostat(std::string_view text, Facts& out);
 // "lo" skipped; speed left empty).
 int sniff_sar_net_dev(std::string_view text);
 Status import_sar_net_dev(std::string_view text, Facts& out);
+
+// "uptime": `uptime` (" 14:02:11 up 40 days,  2:03,  1 user,  load average: …"), `uptime -p`
+// ("up 5 weeks, 3 days, 2 hours, 1 minute") and /proc/uptime ("3456789.12 1234.56") →
+// host.uptime_s: the clock the kernel log's "[ 12345.678]" stamps are judged against, so an
+// Xid of 40 days ago and one of 5 minutes ago are told apart. `uptime` prints minutes only:
+// the value is exact to the minute.
+int sniff_uptime(std::string_view text);
+Status import_uptime(std::string_view text, Facts& out);
+// Seconds since boot from one `uptime` / `uptime -p` line; empty when `line` is not one.
+std::optional<double> parse_uptime_line(std::string_view line);
 
 }  // namespace gpuvet::import

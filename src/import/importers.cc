@@ -5,8 +5,10 @@
 #include "gpuvet/import.h"
 #include "import/importer.h"
 
+#include "core/text_scan.h"
 #include "core/util.h"
 #include "import/bench_outputs.h"
+#include "import/dcgmi.h"
 #include "import/gpuvet_json.h"
 #include "import/host_tools.h"
 #include "import/kernel_log.h"
@@ -35,6 +37,12 @@ Status import_kernel_log(std::string_view text, Facts& out) {
   out.kernel_log.readable = true;
   KernelLogParseStats stats;
   parse_kernel_log(text, out.kernel_log, KernelLogParseOptions{}, &stats);
+  // `uptime` pasted with the log ("uptime; dmesg | grep Xid"): the clock its stamps are read by.
+  text_scan::for_each_line(text, 4096, [&](std::string_view line) {
+    if (!line.empty() && line.front() != '[')
+      if (auto up = parse_uptime_line(line)) out.host.uptime_s = up;
+    return true;
+  });
   if (stats.unparsed_xid_lines > 0)
     out.notes.push_back(std::to_string(stats.unparsed_xid_lines) +
                         " Xid line(s) could not be read (cut off or garbled)");
@@ -173,6 +181,14 @@ const std::vector<Importer>& importers() {
        "PCIe gen/width current (LnkSta) and max (LnkCap, with the port above), ACS redirect on "
        "the bridges up to the root port; GPU pairs below one switch (PIX, PXB); AER status bits "
        "set on GPUs and bridges"},
+      {"dcgmi-diag", "dcgmi diag -r 1|2|3|4 (the result table, with its Warning/Error text)",
+       sniff_dcgmi_diag, import_dcgmi_diag,
+       "per test and GPU: Pass / Fail / Warn / Skip and DCGM's message; driver version; the GPU "
+       "count (GPU Device IDs Detected)"},
+      {"dcgmi-health", "dcgmi health -c (Health Monitor Report, old and new layouts)",
+       sniff_dcgmi_health, import_dcgmi_health,
+       "overall health; per GPU (or NvSwitch) each subsystem incident: PCIe, NVLink, memory, "
+       "thermal, power, InfoROM, driver, with its Warning / Failure and message"},
       {"numactl-hardware", "numactl --hardware / -H", sniff_numactl_hardware,
        import_numactl_hardware, "NUMA nodes: CPUs, memory, distances"},
       {"numactl-show", "numactl --show", sniff_numactl_show, import_numactl_show,
@@ -185,6 +201,8 @@ const std::vector<Importer>& importers() {
       {"sar-net-dev", "sar -n DEV", sniff_sar_net_dev, import_sar_net_dev, "NIC throughput"},
       {"psi", "/proc/pressure/cpu, io, memory (grep -H . /proc/pressure/*)", sniff_psi, import_psi,
        "host CPU, I/O and memory stall shares (PSI averages)"},
+      {"uptime", "uptime, uptime -p, /proc/uptime", sniff_uptime, import_uptime,
+       "seconds since boot: dates the kernel log's [seconds] stamps (how long ago an Xid was)"},
       {"nccl-debug-log", "NCCL_DEBUG=INFO logs, NCCL WARN, PyTorch watchdog timeouts",
        sniff_nccl_log, import_nccl_log,
        "NCCL version, transports per channel, NICs, fallbacks, link widths, warnings, timeouts"},

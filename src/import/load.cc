@@ -22,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Commands whose output gpuvet reads; a prompt line must run one of them to split a session.
-constexpr std::array<std::string_view, 21> kKnownCommands = {"nvidia-smi",
+constexpr std::array<std::string_view, 25> kKnownCommands = {"nvidia-smi",
                                                              "dmesg",
                                                              "journalctl",
                                                              "numactl",
@@ -42,7 +42,11 @@ constexpr std::array<std::string_view, 21> kKnownCommands = {"nvidia-smi",
                                                              "NCCL_DEBUG=INFO",
                                                              "python",
                                                              "torchrun",
-                                                             "lspci"};
+                                                             "lspci",
+                                                             "uptime",
+                                                             "grep",
+                                                             "egrep",
+                                                             "dcgmi"};
 
 bool known_command(std::string_view cmd) {
   cmd = trim(cmd);

@@ -300,6 +300,48 @@ struct Tree {
 
 bool is_elision(std::string_view s) { return s == "[...]" || s == "..." || s == "[…]"; }
 
+// `grep -A/-B/-C` prints "--" between groups of context lines.
+bool is_grep_separator(std::string_view s) { return s == "--"; }
+
+// A shell prompt with its command pasted above the output: "$ nvidia-smi -q | grep …",
+// "user@host:~$ …", "[root@node ~]# …". A "Key : value" line is never one.
+bool is_command_line(std::string_view line) {
+  if (line.find(" : ") != std::string_view::npos) return false;
+  if (starts_with(line, "$ ") || starts_with(line, "# ") || starts_with(line, "> ")) return true;
+  const auto at = line.find('@');
+  if (at == std::string_view::npos || at > 64) return false;
+  const auto end = line.find_first_of("$#", at);
+  return end != std::string_view::npos && end + 1 < line.size() && line[end + 1] == ' ' &&
+         end - at < 128;
+}
+
+// The command of the first prompt line in the first lines of `text`, or empty.
+std::string_view pasted_command(std::string_view text) {
+  std::size_t lines = 0;
+  for (std::size_t pos = 0; pos < text.size() && lines < 8; ++lines) {
+    auto nl = text.find('\n', pos);
+    auto line = trim(text.substr(pos, nl == std::string_view::npos ? text.size() - pos : nl - pos));
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    if (!line.empty() && is_command_line(line)) return line;
+  }
+  return {};
+}
+
+// True when `command` runs `nvidia-smi -q` (also -a, --query, -q -d …), maybe piped to grep.
+bool runs_nvsmi_query(std::string_view command) {
+  const auto at = command.find("nvidia-smi");
+  if (at == std::string_view::npos) return false;
+  auto rest = command.substr(at + 10);
+  rest = rest.substr(0, rest.find('|'));
+  for (auto word : split(rest, ' ')) {
+    word = trim(word);
+    if (word == "-q" || word == "-a" || word == "--query" || word == "-qa" || word == "-aq" ||
+        starts_with(word, "-qd") || word == "-q=" || word == "--query=")
+      return true;
+  }
+  return false;
+}
+
 // Splits "Key   : value" at the first ':' that is next to a blank (or ends the line); a bus id
 // "GPU 00000000:00:06.0" or "C:\path" has none and stays one key.
 bool split_key_value(std::string_view line, std::string_view& key, std::string_view& value) {
@@ -337,7 +379,8 @@ Tree build_tree(std::string_view text) {
   std::vector<std::pair<std::size_t, std::size_t>> stack;  // (indent, node)
   for (std::string_view raw : split_lines(text)) {
     std::string_view line = trim(raw);
-    if (line.empty() || is_elision(line)) continue;
+    if (line.empty() || is_elision(line) || is_grep_separator(line) || is_command_line(line))
+      continue;
     if (line.find("NVSMI LOG") != std::string_view::npos) continue;
     Node n;
     n.has_value = split_key_value(line, n.key, n.value);
@@ -453,9 +496,20 @@ void read_ecc_counts(const Tree& t, const Node* n, EccCounts& out) {
   set(out.uncorrected, unc);
 }
 
-void read_gpu(const Tree& t, const Node& g, GpuFacts& gpu, Facts& out) {
+// `fragment`: `g` is a pasted excerpt without its "GPU <bus id>" line (a section alone, or
+// `nvidia-smi -q | grep …` lines): keys whose section line was left out are read where they
+// are, for the keys that only one section has.
+void read_gpu(const Tree& t, const Node& g, GpuFacts& gpu, Facts& out, bool fragment = false) {
   auto v = [&](const Node* n, std::initializer_list<std::string_view> keys) {
     return value(t, n, keys);
+  };
+  // The section `keys` names, else (in a fragment whose section line is missing) the GPU node
+  // itself when it holds one of the `telling` keys only that section has.
+  auto section = [&](std::initializer_list<std::string_view> keys,
+                     std::initializer_list<std::string_view> telling) -> const Node* {
+    if (const Node* n = child(t, g, keys)) return n;
+    if (fragment && child(t, g, telling)) return &g;
+    return nullptr;
   };
   const Node* self = &g;
   set(gpu.name, text(v(self, {"Product Name"})));
@@ -481,7 +535,7 @@ void read_gpu(const Tree& t, const Node& g, GpuFacts& gpu, Facts& out) {
       set(gpu.pcie.width_current, as_int(link_number(v(w, {"Current"}))));
     }
   };
-  if (const Node* pci = child(t, g, {"PCI"})) {
+  if (const Node* pci = section({"PCI"}, {"Bus Id", "Replays Since Reset"})) {
     if (auto id = text(v(pci, {"Bus Id"}))) set(gpu.pci_bus_id, normalize_pci_bus_id(*id));
     set(gpu.pcie.replay_counter, count(v(pci, {"Replays Since Reset"})));
     if (const Node* link = child(t, *pci, {"GPU Link Info"})) read_link(*link);
@@ -489,13 +543,19 @@ void read_gpu(const Tree& t, const Node& g, GpuFacts& gpu, Facts& out) {
   }
   read_link(g);
 
-  if (const Node* r = child(t, g, {"Clocks Event Reasons", "Clocks Throttle Reasons"})) {
+  if (const Node* r = section({"Clocks Event Reasons", "Clocks Throttle Reasons"},
+                              {"Idle", "Applications Clocks Setting", "SW Power Cap", "HW Slowdown",
+                               "HW Thermal Slowdown", "HW Power Brake Slowdown", "Sync Boost",
+                               "SW Thermal Slowdown", "Display Clock Setting"})) {
+    // A fragment's reasons sit beside the counters (same names, values in µs): only the
+    // Active / Not Active lines are read as reasons.
     ClockEventFlags flags;
-    read_clock_reasons(t, *r, 0, flags);
+    read_clock_reasons(t, *r, r == &g ? kMaxWalkDepth - 1 : 0, flags);
     apply_clock_event_flags(flags, gpu.clock_events);
   }
-  if (const Node* c =
-          child(t, g, {"Clocks Event Reasons Counters", "Clocks Throttle Reasons Counters"})) {
+  if (const Node* c = section(
+          {"Clocks Event Reasons Counters", "Clocks Throttle Reasons Counters"},
+          {"SW Power Capping", "HW Power Braking", "SW Thermal Slowdown", "HW Thermal Slowdown"})) {
     for (std::size_t i : c->children) {
       const Node& k = t.at(i);
       auto key = clock_counter_key(k.key);
@@ -517,7 +577,7 @@ void read_gpu(const Tree& t, const Node& g, GpuFacts& gpu, Facts& out) {
     set(gpu.ecc.enabled, enabled(v(m, {"Current", "Current ECC"})));
     set(gpu.ecc.pending_enabled, enabled(v(m, {"Pending", "Pending ECC"})));
   }
-  if (const Node* e = child(t, g, {"ECC Errors"})) {
+  if (const Node* e = section({"ECC Errors"}, {"Volatile", "Aggregate"})) {
     read_ecc_counts(t, child(t, *e, {"Volatile"}), gpu.ecc.volatile_counts);
     read_ecc_counts(t, child(t, *e, {"Aggregate"}), gpu.ecc.aggregate_counts);
   }
@@ -526,14 +586,16 @@ void read_gpu(const Tree& t, const Node& g, GpuFacts& gpu, Facts& out) {
     set(gpu.ecc.retired_pages_dbe, as_int(integer(v(rp, {"Double Bit ECC"}))));
     set(gpu.ecc.retired_pages_pending, yes_no(v(rp, {"Pending Page Blacklist", "Pending"})));
   }
-  if (const Node* rr = child(t, g, {"Remapped Rows"})) {
+  if (const Node* rr =
+          section({"Remapped Rows"}, {"Remapping Failure Occurred", "Uncorrectable Error"})) {
     set(gpu.ecc.remapped_rows_correctable, as_int(integer(v(rr, {"Correctable Error"}))));
     set(gpu.ecc.remapped_rows_uncorrectable, as_int(integer(v(rr, {"Uncorrectable Error"}))));
     set(gpu.ecc.remapping_pending, yes_no(v(rr, {"Pending"})));
     set(gpu.ecc.remapping_failed, yes_no(v(rr, {"Remapping Failure Occurred"})));
   }
 
-  if (const Node* th = child(t, g, {"Temperature"})) {
+  if (const Node* th = section({"Temperature"}, {"GPU Current Temp", "GPU T.Limit Temp",
+                                                 "GPU Shutdown Temp", "GPU Slowdown Temp"})) {
     set(gpu.thermal.gpu_c, as_int(integer(v(th, {"GPU Current Temp"}))));
     set(gpu.thermal.margin_c,
         as_int(integer(v(th, {"GPU T.Limit Temp", "GPU Current T.Limit Temp"}))));
@@ -544,7 +606,9 @@ void read_gpu(const Tree& t, const Node& g, GpuFacts& gpu, Facts& out) {
     set(gpu.thermal.memory_max_c, as_int(integer(v(th, {"Memory Max Operating Temp"}))));
     set(gpu.thermal.memory_c, as_int(integer(v(th, {"Memory Current Temp"}))));
   }
-  if (const Node* p = child(t, g, {"GPU Power Readings", "Power Readings"})) {
+  if (const Node* p = section(
+          {"GPU Power Readings", "Power Readings"},
+          {"Power Draw", "Current Power Limit", "Enforced Power Limit", "Default Power Limit"})) {
     set(gpu.power.draw_w,
         number(v(p, {"Power Draw", "Average Power Draw", "Instantaneous Power Draw"})));
     if (!gpu.power.draw_w)
@@ -653,7 +717,17 @@ constexpr std::string_view kQKeys[] = {"Driver Version",
                                        "Minor Number",
                                        "Compute Mode",
                                        "Sparse Operation Mode",
-                                       "Memory Current Temp"};
+                                       "Memory Current Temp",
+                                       "Fabric",
+                                       "CliqueId",
+                                       "ClusterUUID",
+                                       "Correctable Error",
+                                       "Uncorrectable Error",
+                                       "Bank Remap Availability Histogram",
+                                       "HW Thermal Slowdown",
+                                       "HW Power Braking",
+                                       "SW Power Capping",
+                                       "GPU Link Info"};
 
 bool is_nvsmi_error(std::string_view line) {
   return line.find("Failed to parse --display") != std::string_view::npos ||
@@ -688,11 +762,44 @@ int sniff_nvsmi_q(std::string_view text) {
   if (headers && known >= 2) return 90;
   if (known >= 4) return 80;
   if (known >= 2) return 50;
+  // `$ nvidia-smi -q | grep …` above a line or two: the command says what they are.
+  if (known >= 1 && runs_nvsmi_query(pasted_command(text))) return 60;
   if (errors) return 25;  // an nvidia-smi refusal (e.g. an unknown -d section): noted, not facts
   return 0;
 }
 
 namespace {
+
+// A headerless excerpt cut where its first "Key" line (same key, same indent) comes back.
+std::vector<std::string_view> fragment_chunks(std::string_view text) {
+  std::vector<std::string_view> chunks;
+  std::string_view first_key;
+  std::size_t first_indent = 0, chunk_start = 0;
+  bool have_first = false;
+  for (std::size_t pos = 0; pos < text.size();) {
+    auto nl = text.find('\n', pos);
+    const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
+    const std::string_view raw = text.substr(pos, end - pos);
+    const std::string_view line = trim(raw);
+    if (!line.empty() && !is_elision(line) && !is_grep_separator(line) && !is_command_line(line) &&
+        line.find("NVSMI LOG") == std::string_view::npos) {
+      std::string_view key, value;
+      split_key_value(line, key, value);
+      const std::size_t indent = indent_of(raw);
+      if (!have_first) {
+        have_first = true;
+        first_key = key;
+        first_indent = indent;
+      } else if (key == first_key && indent == first_indent && chunks.size() + 1 < kMaxGpus) {
+        chunks.push_back(text.substr(chunk_start, pos - chunk_start));
+        chunk_start = pos;
+      }
+    }
+    pos = end + 1;
+  }
+  chunks.push_back(text.substr(std::min(chunk_start, text.size())));
+  return chunks;
+}
 
 Status read_nvsmi_q(std::string_view text, Facts& out) {
   Tree t = build_tree(text);
@@ -723,6 +830,9 @@ Status read_nvsmi_q(std::string_view text, Facts& out) {
       if (!k.children.empty() || iequals(k.key, "Product Name") ||
           iequals(k.key, "Performance State"))
         any_section = true;
+      // `-q | grep …` keeps lines, not sections: a line only -q prints is enough.
+      for (auto known : kQKeys)
+        if (k.key == known) any_section = true;
     }
     if (!any_section) {
       for (std::string_view raw : split_lines(text)) {
@@ -736,11 +846,24 @@ Status read_nvsmi_q(std::string_view text, Facts& out) {
       out.notes.push_back("nvidia-smi -q: no GPU section found");
       return Status::invalid_input("nvidia-smi -q: nothing readable");
     }
-    GpuFacts gpu;
-    gpu.index = 0;
-    read_gpu(t, root, gpu, out);
-    out.gpus.push_back(std::move(gpu));
-    out.notes.push_back("nvidia-smi -q excerpt without a \"GPU <bus id>\" line: read as GPU 0");
+    // One GPU's excerpt, or several GPUs' (`-q | grep …` prints each GPU's lines in turn): a
+    // new GPU begins where the excerpt's first line comes again.
+    const auto chunks = fragment_chunks(text);
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+      const Tree ct = build_tree(chunks[i]);
+      GpuFacts gpu;
+      gpu.index = static_cast<int>(i);
+      read_gpu(ct, ct.root(), gpu, out, /*fragment=*/true);
+      out.gpus.push_back(std::move(gpu));
+    }
+    if (out.gpus.size() == 1)
+      out.notes.push_back(
+          "nvidia-smi -q excerpt without a \"GPU <bus id>\" line: read as one GPU (GPU0)");
+    else
+      out.notes.push_back(fmt::format(
+          "nvidia-smi -q excerpt without \"GPU <bus id>\" lines: its first line comes back {} "
+          "times, read as GPU0–GPU{} in the order shown",
+          out.gpus.size(), out.gpus.size() - 1));
     return Status::ok();
   }
 

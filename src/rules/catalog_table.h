@@ -370,6 +370,34 @@ inline constexpr CatalogEntry kCatalog[] = {
      "for Xid and ECC errors on those GPUs, reseat or swap the GPU, riser or NVLink bridge, and "
      "RMA what keeps failing. No tuning or benchmarking until the check passes.",
      "measurement", kByBench},
+    {"dcgm-diag-failed", "NVIDIA's DCGM diagnostic failed a test", "dcgm", kCritical, kConfirm,
+     B::kHardware,
+     "a `dcgmi diag` test reported Fail (critical; a Deployment check of the software setup "
+     "such as Environment Variables, Persistence Mode or Graphics Processes: warning) or Warn "
+     "(warning), on the GPUs it names",
+     "NVIDIA's own validation suite ran the test and it did not pass: on a Hardware, "
+     "Integration or Stress test (GPU Memory, PCIe, Targeted Stress/Power, Memtest, Pulse Test) "
+     "the GPU, its memory, its link or its power delivery failed under a controlled load; a "
+     "Deployment failure means the software setup keeps CUDA jobs from running as intended. "
+     "DCGM's message says which and why (a CUDA initialisation error on every GPU is usually "
+     "the setup, e.g. fabric manager not running, not the GPUs).",
+     "Read DCGM's message for the GPU named. For hardware tests, drain the node, re-run the "
+     "same level on that GPU (`dcgmi diag -r 3 -i N`), then reseat or RMA what fails again; "
+     "for deployment checks, fix the setting it names and re-run.",
+     "task 1"},
+    {"dcgm-health-incident", "NVIDIA's DCGM health watch reports an incident", "dcgm", kWarning,
+     kSystem, B::kHardware,
+     "`dcgmi health -c` lists a Warning (warning) or Failure (critical) for a subsystem with no "
+     "closer gpuvet finding (SM, InfoROM, driver, NVLink errors, NvSwitch, CPU, ConnectX); PCIe "
+     "replay, ECC, thermal and power incidents fire pcie-replay-errors, ecc-errors, "
+     "thermal-throttle and power-throttle instead",
+     "DCGM's background health watches saw a subsystem leave its healthy range since they were "
+     "enabled: the message names the counter or event (NVLink CRC errors, InfoROM corrupt, "
+     "driver errors, an NvSwitch fatal error).",
+     "Follow DCGM's message for the GPU or switch named; a Failure means drain the node and run "
+     "`dcgmi diag -r 3` on it; a Warning means watch whether it repeats after `dcgmi health -c` "
+     "is checked again.",
+     "task 7"},
 };
 
 inline constexpr SymptomPattern kSymptoms[] = {

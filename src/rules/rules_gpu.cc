@@ -1016,6 +1016,66 @@ void check_drift(const Context& c, Emitter& e) {
   }
 }
 
+// ---------------------------------------------------------------- DCGM verdicts
+
+// Subjects of a DCGM result: its GPU, else every GPU the facts know, else the node.
+std::vector<std::string> dcgm_subjects(const Facts& f, const HealthCheck& h) {
+  if (h.gpu) return {gpu_subject(*h.gpu)};
+  if (h.entity) return {*h.entity};
+  std::vector<std::string> all;
+  for (const auto& g : f.gpus) all.push_back(gpu_subject(g.index));
+  if (all.empty()) all.push_back("node");
+  return all;
+}
+
+std::string dcgm_where(const HealthCheck& h) {
+  if (h.gpu) return gpu_subject(*h.gpu);
+  if (h.entity) return *h.entity;
+  return "all GPUs";
+}
+
+// `dcgmi diag` failures and `dcgmi health -c` incidents: each is NVIDIA's own verdict, so it
+// is reported as such; a health incident of a subsystem gpuvet has a finding for fires that
+// finding (PCIe replays, ECC, thermal, power).
+void check_dcgm(const Context& c, Emitter& e) {
+  const Facts& f = c.facts;
+  for (const auto& h : f.health_checks) {
+    if (h.result != "fail" && h.result != "warn") continue;
+    const bool fail = h.result == "fail";
+    const std::string said = h.message.empty() ? "" : ": \"" + quote(h.message) + "\"";
+    if (h.tool == "dcgmi diag") {
+      // Deployment checks of the software setup are fixable settings, not broken hardware.
+      const std::string t = to_lower(h.test);
+      const bool setup = h.category == "Deployment" &&
+                         t.find("page retirement") == std::string::npos &&
+                         t.find("inforom") == std::string::npos;
+      const Severity sev = fail && !setup ? Severity::kCritical : Severity::kWarning;
+      e.add("dcgm-diag-failed", sev, dcgm_subjects(f, h),
+            fmt::format("dcgmi diag {}{}test \"{}\": {} on {}{}", h.category,
+                        h.category.empty() ? "" : " ", h.test, fail ? "Fail" : "Warn",
+                        dcgm_where(h), said));
+      continue;
+    }
+    const Severity sev = fail ? Severity::kCritical : Severity::kWarning;
+    const std::string t = to_lower(h.test);
+    const std::string m = to_lower(h.message);
+    const std::string evidence = fmt::format("dcgmi health -c: {} {} on {}{}", h.test,
+                                             fail ? "Failure" : "Warning", dcgm_where(h), said);
+    auto has = [&](const char* w) { return m.find(w) != std::string::npos; };
+    if (t.rfind("pcie", 0) == 0 && has("replay"))
+      e.add("pcie-replay-errors", sev, dcgm_subjects(f, h), evidence);
+    else if (t.rfind("memory", 0) == 0 && (has("ecc") || has("dbe") || has("sbe") ||
+                                           has("uncorrectable") || has("retire") || has("remap")))
+      e.add("ecc-errors", sev, dcgm_subjects(f, h), evidence);
+    else if (t.rfind("thermal", 0) == 0)
+      e.add("thermal-throttle", sev, dcgm_subjects(f, h), evidence);
+    else if (t.rfind("power", 0) == 0)
+      e.add("power-throttle", sev, dcgm_subjects(f, h), evidence);
+    else
+      e.add("dcgm-health-incident", sev, dcgm_subjects(f, h), evidence);
+  }
+}
+
 }  // namespace
 
 void check_inventory(const Context& c, Emitter& e) {
@@ -1050,6 +1110,7 @@ void check_gpu_health(const Context& c, Emitter& e) {
   }
   emit_power(c, power_found, c.facts.gpus.size(), e);
   check_xids(c, e);
+  check_dcgm(c, e);
   check_drift(c, e);
 }
 
