@@ -272,6 +272,8 @@ TEST(CliDiagnose, PressurePastes) {
   ASSERT_TRUE(bare.is_ok());
   EXPECT_EQ(bare.value().exit_code, 1) << bare.value().out << bare.value().err;
   EXPECT_NE(bare.value().out.find("io-bound"), std::string::npos) << bare.value().out;
+}
+
 // Pasted fragments and new formats through the binary: exit code and the finding named.
 TEST(CliDiagnose, FragmentsUptimeMatricesAndDcgmi) {
   const std::string fx = std::string(GPUVET_TEST_DATA) + "/fixtures/";
