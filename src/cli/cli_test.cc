@@ -254,24 +254,27 @@ TEST(CliDiagnose, LspciPastes) {
 }
 
 TEST(CliDiagnose, PressurePastes) {
-  const std::string psi = std::string(GPUVET_TEST_DATA) + "/fixtures/psi/";
-  auto storm = gpuvet({"diagnose", "--from", psi + "written-grep-H-direct-io-storm.txt"});
+  const std::string fx = std::string(GPUVET_TEST_DATA) + "/fixtures/";
+  // A ticket: a healthy GPU's nvidia-smi -q Performance block, then the PSI files.
+  auto paste = [&](const std::string& psi_file) {
+    auto r = make_process_runner()->run(
+        {"sh", "-c",
+         "{ cat '" + fx +
+             "nvsmi-fragments/q-d-performance-section-healthy.txt'; echo '$ grep -H "
+             ". /proc/pressure/*'; cat '" +
+             fx + "psi/" + psi_file + "'; } | '" + std::string(GPUVET_BINARY) +
+             "' diagnose --from -"},
+        std::chrono::seconds(30));
+    EXPECT_TRUE(r.is_ok());
+    return r.is_ok() ? r.value() : CommandResult{};
+  };
+  auto storm = paste("written-grep-H-direct-io-storm.txt");
   EXPECT_EQ(storm.exit_code, 1) << storm.out << storm.err;
   EXPECT_NE(storm.out.find("io-bound"), std::string::npos) << storm.out;
   EXPECT_NE(storm.out.find("I/O pressure (PSI): some 28.1 %"), std::string::npos) << storm.out;
-  auto quiet = gpuvet({"diagnose", "--from", psi + "written-grep-H-quiet.txt"});
+  auto quiet = paste("written-grep-H-quiet.txt");
   EXPECT_EQ(quiet.exit_code, 0) << quiet.out << quiet.err;
   EXPECT_EQ(quiet.out.find("io-bound"), std::string::npos) << quiet.out;
-  // Pasted behind its command line: the command names the file.
-  auto bare = make_process_runner()->run(
-      {"sh", "-c",
-       "printf '$ cat /proc/pressure/io\\nsome avg10=40.00 avg60=30.00 avg300=9.00 total=1\\n' "
-       "| '" +
-           std::string(GPUVET_BINARY) + "' diagnose --from -"},
-      std::chrono::seconds(30));
-  ASSERT_TRUE(bare.is_ok());
-  EXPECT_EQ(bare.value().exit_code, 1) << bare.value().out << bare.value().err;
-  EXPECT_NE(bare.value().out.find("io-bound"), std::string::npos) << bare.value().out;
 }
 
 // Pasted fragments and new formats through the binary: exit code and the finding named.

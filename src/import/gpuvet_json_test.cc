@@ -139,6 +139,17 @@ Facts full_facts() {
   nic.speed_mbit_s = 400000.0;
   nic.peak_util_pct = 5.0;
   p.nics = {nic};
+  PsiReading psi;
+  psi.some_avg10 = 28.1;
+  psi.some_avg60 = 11.52;
+  psi.full_avg10 = 27.1;
+  psi.full_avg60 = 11.02;
+  psi.some_window_pct = 31.25;
+  psi.full_window_pct = 30.5;
+  p.psi_io = psi;
+  p.psi_cpu = psi;
+  p.psi_memory = psi;
+  p.psi_cpu->some_avg10 = 0.52;
   h.pressure = p;
   h.uptime_s = 354123.45;
   h.collected_unix = 1764669600;

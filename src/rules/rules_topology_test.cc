@@ -922,11 +922,14 @@ std::string nvbandwidth_paste(const std::string& gpu_name, int gpus, const std::
   for (int i = 0; i < gpus; ++i)
     s += "Device " + std::to_string(i) + ": " + gpu_name + " (00000000:" + std::to_string(17 + i) +
          ":00)\n";
+  // The host → device matrix has one column per GPU (a matrix alone gives the GPU count).
   s += "\nRunning host_to_device_memcpy_ce.\n"
        "memcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)\n"
-       "           0         1\n"
-       " 0     24.51     24.48\n\n"
-       "SUM host_to_device_memcpy_ce 48.99\n\n";
+       "    ";
+  for (int i = 0; i < gpus; ++i) s += "       " + std::to_string(i) + "  ";
+  s += "\n 0";
+  for (int i = 0; i < gpus; ++i) s += "     24.51";
+  s += "\n\nSUM host_to_device_memcpy_ce " + std::to_string(24.51 * gpus) + "\n\n";
   s += waived;
   return s;
 }
