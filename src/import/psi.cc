@@ -1,6 +1,7 @@
 #include "import/psi.h"
 
 #include <string>
+#include <utility>
 
 #include "core/text_scan.h"
 #include "core/util.h"
@@ -86,6 +87,16 @@ Resource resource_in(std::string_view s) {
   return Resource::kNone;
 }
 
+// A `grep -H` line, "/proc/pressure/io:some avg10=…", split into the resource its prefix
+// names and the rest; any other line comes back whole with kNone.
+std::pair<Resource, std::string_view> split_prefix(std::string_view line) {
+  const auto colon = line.find(':');
+  if (colon == std::string_view::npos) return {Resource::kNone, line};
+  const Resource r = resource_in(line.substr(0, colon));
+  if (r == Resource::kNone) return {Resource::kNone, line};
+  return {r, line.substr(colon + 1)};
+}
+
 }  // namespace
 
 std::optional<PsiFile> parse_psi_file(std::string_view text) {
@@ -112,13 +123,10 @@ int sniff_psi(std::string_view text) {
   int lines = 0;
   for_each_line(text, 4096, [&](std::string_view line) {
     if (++lines > 2000) return false;
-    const auto colon = line.find(':');
-    std::string_view body = line;
-    if (colon != std::string_view::npos && resource_in(line.substr(0, colon)) != Resource::kNone)
-      body = line.substr(colon + 1);
+    const auto [prefix, body] = split_prefix(line);
     if (parse_line(body)) {
       ++psi_lines;
-      named = named || body.size() != line.size();
+      named = named || prefix != Resource::kNone;
     } else if (resource_in(line) != Resource::kNone) {
       named = true;
     } else if (!trim(line).empty()) {
@@ -139,15 +147,8 @@ Status import_psi(std::string_view text, Facts& out) {
   PsiFile files[3];  // cpu, io, memory
   bool seen[3] = {false, false, false};
   for_each_line(text, 4096, [&](std::string_view line) {
-    Resource r = current;
-    std::string_view body = line;
-    const auto colon = line.find(':');
-    const Resource prefix =
-        colon == std::string_view::npos ? Resource::kNone : resource_in(line.substr(0, colon));
-    if (prefix != Resource::kNone) {  // grep -H: "/proc/pressure/io:some avg10=…"
-      r = prefix;
-      body = line.substr(colon + 1);
-    }
+    const auto [prefix, body] = split_prefix(line);
+    const Resource r = prefix != Resource::kNone ? prefix : current;
     const auto l = parse_line(body);
     if (!l) {
       // A header naming the file that follows: "==> /proc/pressure/io <==", "$ cat …", a path.
