@@ -19,6 +19,10 @@ nlohmann::ordered_json facts_document(const Facts& facts, const JsonOptions& opt
 // One finding as the "findings" arrays show it (catalog title, meaning and decision added).
 nlohmann::ordered_json finding_json(const Finding& f);
 
+// A time series the way report/1 writes it (one object per sample, keys from fields()).
+nlohmann::ordered_json samples_json(const std::vector<GpuSample>& samples);
+nlohmann::ordered_json host_samples_json(const std::vector<HostSample>& samples);
+
 std::string dump_document(const nlohmann::ordered_json& doc, int indent);
 
 }  // namespace gpuvet::report
