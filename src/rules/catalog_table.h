@@ -398,6 +398,52 @@ inline constexpr CatalogEntry kCatalog[] = {
      "`dcgmi diag -r 3` on it; a Warning means watch whether it repeats after `dcgmi health -c` "
      "is checked again.",
      "task 7"},
+    {"gpu-lags-peers", "One busy GPU runs slower than its busy peers", "thermal", kWarning,
+     kSystem, B::kThermal,
+     "a busy GPU's SM clock (as a share of its maximum when known) has a median under "
+     "gpu_lags_peers_fraction (0.9) of the median of the other busy GPUs of the same model, over "
+     "a time series or, without one, in a single reading",
+     "In synchronised training every step waits for the slowest rank: one GPU that is hotter, "
+     "power-capped or slowed by its board makes all the others idle at each all-reduce, so the "
+     "node runs at that GPU's pace while its utilisation looks as high as theirs.",
+     "Look at that GPU's clock-event reasons, temperature and power beside its peers' (gpuvet "
+     "watch): a thermal reason is airflow, a fan or a blocked slot; a power reason its power limit "
+     "or the PSU/BMC; hw_slowdown the board. Fix it or take it out of the job's GPU list.",
+     "story 2", kByScale | kByWatch},
+    {"thermal-margin-shrinking", "The thermal margin shrinks under load, towards slowdown",
+     "thermal", kWarning, kSystem, B::kThermal,
+     "over a time series under load, a GPU's T.Limit margin (or its distance to the slowdown "
+     "temperature) falls by 8 °C or more from the first window to the last and ends within "
+     "thermal_margin_c + 10 °C of the slowdown point",
+     "The GPU keeps heating under steady load: it has not reached equilibrium, and when the margin "
+     "reaches zero its clocks drop; a multi-GPU job then goes at the pace of that GPU.",
+     "Check airflow and fan curves for this slot, the inlet temperature and what runs beside it; "
+     "watch it for longer (gpuvet watch --duration 1200) to see where it settles.",
+     "symptom 3", kByScale | kByWatch},
+    {"throttle-appears-over-time", "A clock limit appears only after minutes of load", "thermal",
+     kWarning, kSystem, B::kThermal,
+     "over a time series under load (at least a minute), a clock-event reason absent from the "
+     "first window is active in at least half of the last quarter's busy samples; info for "
+     "sw_power_cap (the power limit reached as the chip warms), warning for thermal and hardware "
+     "slowdowns",
+     "A one-off reading at the start of a job looks healthy; the limit comes with heat: a thermal "
+     "slowdown as the GPU warms, a hardware slowdown or power brake from the board or PSU once "
+     "the whole node draws full power.",
+     "Read the reason: thermal → airflow and fans; hw_slowdown/power brake → PSU, power cables "
+     "and the BMC's event log; sw_power_cap alone is the limit doing its job. Measure the step "
+     "time after ten minutes, not in the first minute.",
+     "symptom 3", kByScale | kByWatch},
+    {"errors-during-watch", "Error counters rose while the GPUs were watched", "health", kWarning,
+     kSystem, B::kHardware,
+     "between a GPU's first and last sample: uncorrected ECC errors or an NVLink lost "
+     "(critical); PCIe replays at or above pcie_replay_warn_count (warning); fewer replays or "
+     "corrected ECC errors (info)",
+     "The counters moved under your eyes, so the fault is live, not history: an uncorrected ECC "
+     "error kills the job that touched the memory, a lost NVLink reroutes or fails peer traffic, "
+     "and a replay storm means a marginal PCIe link retransmitting.",
+     "Uncorrected ECC or an NVLink lost: drain the node and follow the Xid and remapping "
+     "findings; replays: reseat the GPU or riser and compare with its slot neighbours.",
+     "task 7", kByWatch},
 };
 
 inline constexpr SymptomPattern kSymptoms[] = {

@@ -83,6 +83,9 @@ void check_inventory(const Context& c, Emitter& e);     // gpu-missing, gpu-unre
                                                         // heterogeneous-gpus, driver-slow
 void check_gpu_health(const Context& c, Emitter& e);    // thermal, power, clocks, ECC, Xid,
                                                         // utilization-misleading, drift
+// Over a time series (rules_time.cc), from check_gpu_health: drift, a GPU lagging its peers,
+// thermal margin, late clock limits, counters rising.
+void check_over_time(const Context& c, Emitter& e);
 void check_topology(const Context& c, Emitter& e);      // PCIe, pairs, P2P, NVLink, fabric,
                                                         // ACS, NCCL log
 void check_host(const Context& c, Emitter& e);          // cpu-saturated, io-bound,

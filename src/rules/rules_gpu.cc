@@ -32,9 +32,6 @@ constexpr int kMisleadingUtilPct = 90;
 constexpr double kMisleadingClockFraction = 0.5;
 // Power limits that differ by less than this are the same setting read with rounding.
 constexpr double kPowerLimitSpread = 0.05;
-// A drift needs enough points and enough time to be a trend and not noise.
-constexpr std::size_t kMinDriftSamples = 8;
-constexpr double kMinDriftSpanS = 60;
 // Kernel log lines quoted in evidence are cut here: evidence is a sentence, not a log.
 constexpr std::size_t kMaxQuotedChars = 160;
 
@@ -963,59 +960,6 @@ void check_xids(const Context& c, Emitter& e) {
   }
 }
 
-// ---------------------------------------------------------------- drift over time
-
-void check_drift(const Context& c, Emitter& e) {
-  std::map<int, std::vector<const GpuSample*>> by_gpu;
-  for (const auto& s : c.facts.samples) {
-    if (!s.sm_mhz) continue;
-    // Only samples under load: a GPU that went idle halfway has "lower clocks" for a reason.
-    if (s.util_pct && *s.util_pct < c.t.busy_util_pct) continue;
-    by_gpu[s.gpu].push_back(&s);
-  }
-  for (auto& entry : by_gpu) {
-    // (No structured binding: clang 14 cannot capture one in the lambdas below.)
-    const int gpu = entry.first;
-    auto& v = entry.second;
-    std::stable_sort(v.begin(), v.end(),
-                     [](const GpuSample* a, const GpuSample* b) { return a->t_s < b->t_s; });
-    if (v.size() < kMinDriftSamples) continue;
-    const double span = v.back()->t_s - v.front()->t_s;
-    if (span < kMinDriftSpanS) continue;
-    const std::size_t q = v.size() / 4;
-    auto quarter = [&](std::size_t from, auto field) {
-      std::vector<double> xs;
-      for (std::size_t i = from; i < from + q; ++i)
-        if (auto x = field(*v[i])) xs.push_back(static_cast<double>(*x));
-      return median(std::move(xs));
-    };
-    auto sm = [](const GpuSample& s) { return s.sm_mhz; };
-    const auto first = quarter(0, sm);
-    const auto last = quarter(v.size() - q, sm);
-    if (!first || !last || *first <= 0) continue;
-    const double fall = (*first - *last) / *first;
-    if (fall < c.t.clock_drift_fraction) continue;
-    const double head_s = v[q - 1]->t_s - v.front()->t_s;
-    const double tail_s = v.back()->t_s - v[v.size() - q]->t_s;
-    std::string evidence = fmt::format(
-        "{} SM clock fell from a median {} MHz over the first {} min to {} MHz over the last {} "
-        "min (−{} %) across {} min of load ({} busy samples)",
-        gpu_subject(gpu), format_number(*first, 0), format_number(head_s / 60),
-        format_number(*last, 0), format_number(tail_s / 60), percent(fall),
-        format_number(span / 60), v.size());
-    auto temp = [](const GpuSample& s) { return s.gpu_c; };
-    auto power = [](const GpuSample& s) { return s.power_w; };
-    const auto t0 = quarter(0, temp), t1 = quarter(v.size() - q, temp);
-    if (t0 && t1)
-      evidence +=
-          fmt::format("; temperature {} → {} °C", format_number(*t0, 0), format_number(*t1, 0));
-    const auto p0 = quarter(0, power), p1 = quarter(v.size() - q, power);
-    if (p0 && p1)
-      evidence += fmt::format("; power {} → {} W", format_number(*p0, 0), format_number(*p1, 0));
-    e.add("clocks-degrade-over-time", Severity::kWarning, {gpu_subject(gpu)}, std::move(evidence));
-  }
-}
-
 // ---------------------------------------------------------------- DCGM verdicts
 
 // Subjects of a DCGM result: its GPU, else every GPU the facts know, else the node.
@@ -1111,7 +1055,7 @@ void check_gpu_health(const Context& c, Emitter& e) {
   emit_power(c, power_found, c.facts.gpus.size(), e);
   check_xids(c, e);
   check_dcgm(c, e);
-  check_drift(c, e);
+  check_over_time(c, e);
 }
 
 }  // namespace gpuvet::rules

@@ -75,6 +75,8 @@ const Key kKeys[] = {
      "tail-latency-amplified: p99 on N GPUs / p99 on one at or above"},
     {"clock_drift_fraction", &Thresholds::clock_drift_fraction,
      "clocks-degrade-over-time: SM clock falls by this share"},
+    {"gpu_lags_peers_fraction", &Thresholds::gpu_lags_peers_fraction,
+     "gpu-lags-peers: a busy GPU's clock under this share of its busy peers' median"},
     {"misleading_power_fraction", &Thresholds::misleading_power_fraction,
      "utilization-misleading: util ≥ 90 % while power under this share of the limit"},
     {"pcie_replay_warn_count", &Thresholds::pcie_replay_warn_count,
