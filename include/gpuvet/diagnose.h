@@ -54,6 +54,18 @@ const char* triage_step_name(TriageStep s);  // "confirm", "classify", …
 // exit code), besides diagnose, which reports every finding.
 enum MeasuredBy : unsigned { kByDiagnoseOnly = 0, kByBench = 1u << 0, kByScale = 1u << 1 };
 
+// What to do about a finding, from a small fixed set (JSON `action`, docs/json-schema.md):
+//   none             nothing to do (a fact worth knowing, or an expected state)
+//   watch            nothing now; keep an eye on it (a counter that may rise, old history)
+//   fix-config       a setting is wrong: BIOS, driver, power cap, affinity, NCCL, fabric manager
+//   reseat-or-rma    the hardware is suspect: reseat, swap the riser or cable, or return it
+//   drain            take the node (or GPU) out of service now: it cannot run jobs correctly
+//   fix-application  the job itself is the cause: its code, launch, binding or data path
+// kUnset is not an action: a catalog row without one (a test checks every row has one).
+enum class Action { kUnset, kNone, kWatch, kFixConfig, kReseatOrRma, kDrain, kFixApplication };
+const char* action_name(Action a);  // "none", "watch", …; "" for kUnset
+std::optional<Action> parse_action(std::string_view name);
+
 struct CatalogEntry {
   const char* id;        // stable kebab-case id, never renamed
   const char* title;     // one line
@@ -66,6 +78,7 @@ struct CatalogEntry {
   const char* decision;
   const char* article;                     // "task 2", "symptom 1", "story 3", "measurement", …
   unsigned measured_by = kByDiagnoseOnly;  // MeasuredBy bits
+  Action action = Action::kUnset;          // what to do about it by default
 };
 
 // Every entry, in catalog order (append-only).
@@ -73,6 +86,18 @@ std::span<const CatalogEntry> finding_catalog();
 const CatalogEntry* find_catalog_entry(std::string_view id);
 // Whether the finding `id` decides the verdict of `command` (kByBench or kByScale).
 bool finding_measured_by(std::string_view id, MeasuredBy command);
+
+// Whether an expected value is the least acceptable, the most acceptable or the exact one.
+enum class Bound { kAtLeast, kAtMost, kExactly };
+const char* bound_name(Bound b);  // "at-least", "at-most", "exactly"
+
+// One number of a finding: what was observed, or what was expected (a threshold, a rating).
+struct FindingValue {
+  std::string quantity;  // snake_case: "sm_clock", "pcie_width", "temperature", "bandwidth", …
+  double value = 0;
+  std::string unit;               // "MHz", "lanes", "C", "W", "GB/s", "count", "fraction", …
+  Bound bound = Bound::kExactly;  // meaningful for `expected` only
+};
 
 struct Finding {
   std::string id;
@@ -84,7 +109,17 @@ struct Finding {
   std::optional<Bottleneck> bottleneck;
   // Extra decision text for this instance (e.g. "fix the topology findings first").
   std::optional<std::string> decision_note;
+  // The number the rule compared and what it compared it with (JSON `observed`, `expected`);
+  // empty when the finding is not a comparison of numbers.
+  std::optional<FindingValue> observed;
+  std::optional<FindingValue> expected;
+  // The action for this instance when its severity calls for another than the catalog's
+  // (a recent Xid 79: drain; the same Xid days ago: watch). Empty: the catalog's.
+  std::optional<Action> action;
 };
+
+// The action a finding calls for: its own, else its catalog row's, else none.
+Action finding_action(const Finding& f);
 
 struct SymptomPattern {
   const char* id;  // "util-high-wallclock-worse", …

@@ -125,20 +125,28 @@ void check_pcie(const Context& c, Emitter& e) {
         const std::string load = load_phrase(g);
         ev += "; generation below max while busy" + (load.empty() ? "" : " (" + load + ")");
       }
-      e.add("pcie-link-degraded", Severity::kWarning, {gpu_subject(g.index)}, std::move(ev));
+      Finding& fd =
+          e.add("pcie-link-degraded", Severity::kWarning, {gpu_subject(g.index)}, std::move(ev));
+      if (narrow)
+        measure(fd, "pcie_width", "lanes", *l.width_current, *l.width_max, Bound::kExactly);
+      else
+        measure(fd, "pcie_gen", "generation", *l.gen_current, *l.gen_max, Bound::kExactly);
     }
 
     // The counter only grows (since the driver loaded), so a handful on a node that has been
     // up for weeks is noise; many, or a rising count, is a marginal link.
     if (l.replay_counter && *l.replay_counter > 0) {
       const bool many = *l.replay_counter >= static_cast<std::uint64_t>(c.t.pcie_replay_warn_count);
-      e.add("pcie-replay-errors", many ? Severity::kWarning : Severity::kInfo,
-            {gpu_subject(g.index)},
-            fmt::format("{} PCIe replay counter {}{}{}", gpu_subject(g.index), *l.replay_counter,
-                        bus_suffix(g),
-                        many ? ""
-                             : fmt::format(" (under {}: watch whether it rises under load)",
-                                           c.t.pcie_replay_warn_count)));
+      Finding& fd = e.add(
+          "pcie-replay-errors", many ? Severity::kWarning : Severity::kInfo, {gpu_subject(g.index)},
+          fmt::format("{} PCIe replay counter {}{}{}", gpu_subject(g.index), *l.replay_counter,
+                      bus_suffix(g),
+                      many ? ""
+                           : fmt::format(" (under {}: watch whether it rises under load)",
+                                         c.t.pcie_replay_warn_count)));
+      measure(fd, "pcie_replays", "count", static_cast<double>(*l.replay_counter),
+              c.t.pcie_replay_warn_count, Bound::kAtMost);
+      if (!many) fd.action = Action::kWatch;
     }
   }
 }
@@ -181,7 +189,12 @@ void check_numa_pairs(const Context& c, Emitter& e) {
           format_number(scaling->efficiency * 100, 0), scaling->gpus, scaling->preset,
           format_number(c.t.scaling_efficiency * 100, 0));
     }
-    e.add("gpu-pair-crosses-numa", sev, {pair_subject(p.a, p.b)}, std::move(ev));
+    Finding& fd = e.add("gpu-pair-crosses-numa", sev, {pair_subject(p.a, p.b)}, std::move(ev));
+    if (slow_together) {
+      measure(fd, "scaling_efficiency", "fraction", scaling->efficiency, c.t.scaling_efficiency,
+              Bound::kAtLeast);
+      fd.action = Action::kFixApplication;  // place communicating ranks on one socket
+    }
   }
 }
 
@@ -261,7 +274,8 @@ void check_p2p(const Context& c, Emitter& e) {
     std::sort(why.begin(), why.end());
     why.erase(std::unique(why.begin(), why.end()), why.end());
     if (sev == Severity::kInfo && !why.empty()) ev += ": " + join(why, "; ");
-    e.add("p2p-unavailable", sev, {pair_subject(p.a, p.b)}, std::move(ev));
+    Finding& fd = e.add("p2p-unavailable", sev, {pair_subject(p.a, p.b)}, std::move(ev));
+    if (sev == Severity::kInfo) fd.action = Action::kNone;  // expected for the model or path
   }
 }
 
@@ -308,7 +322,8 @@ void check_nvlink(const Context& c, Emitter& e) {
       e.add("nvlink-down", Severity::kWarning, capable,
             fmt::format("NvLinkDisable=1 in /proc/driver/nvidia/params on {} GPUs{} that "
                         "normally talk over NVLink: peer traffic falls back to PCIe",
-                        f.gpus.size(), m.empty() ? "" : " (" + join(m, ", ") + ")"));
+                        f.gpus.size(), m.empty() ? "" : " (" + join(m, ", ") + ")"))
+          .action = Action::kFixConfig;  // a driver parameter, not the hardware
       driver_reported = true;
     } else if (f.gpus.size() >= 2 && !names_known) {
       e.note(
@@ -369,19 +384,22 @@ void check_nvlink(const Context& c, Emitter& e) {
         unbridged.push_back(gpu_subject(g.index));
       } else {
         warned.push_back(g.index);
-        e.add("nvlink-down", Severity::kWarning, {gpu_subject(g.index)},
-              fmt::format("{} NVLink: {} links active, fewer than the {} of {} ({} of {} listed "
-                          "links inactive: {})",
-                          gpu_subject(g.index), active, config->links, config->what, down.size(),
-                          known, join(ids, ", ")));
+        measure(e.add("nvlink-down", Severity::kWarning, {gpu_subject(g.index)},
+                      fmt::format("{} NVLink: {} links active, fewer than the {} of {} ({} of "
+                                  "{} listed links inactive: {})",
+                                  gpu_subject(g.index), active, config->links, config->what,
+                                  down.size(), known, join(ids, ", "))),
+                "nvlinks_active", "links", active, config->links, Bound::kAtLeast);
       }
       continue;
     }
     if (active > 0) {
-      e.add("nvlink-down", Severity::kWarning, {gpu_subject(g.index)},
-            fmt::format("{} NVLink: {} of {} links inactive (link{} {}) while {} are active",
-                        gpu_subject(g.index), down.size(), known, down.size() > 1 ? "s" : "",
-                        join(ids, ", "), active));
+      measure(e.add("nvlink-down", Severity::kWarning, {gpu_subject(g.index)},
+                    fmt::format("{} NVLink: {} of {} links inactive (link{} {}) while {} are "
+                                "active",
+                                gpu_subject(g.index), down.size(), known,
+                                down.size() > 1 ? "s" : "", join(ids, ", "), active)),
+              "nvlinks_active", "links", active, known, Bound::kExactly);
       continue;
     }
     if (driver_reported) continue;  // the driver parameter explains it
@@ -418,9 +436,10 @@ void check_nvlink(const Context& c, Emitter& e) {
     if (std::find(warned.begin(), warned.end(), p.a) != warned.end() ||
         std::find(warned.begin(), warned.end(), p.b) != warned.end())
       continue;  // the links themselves were reported
-    e.add("nvlink-down", Severity::kWarning, {pair_subject(p.a, p.b)},
-          fmt::format("{} NV{}: fewer links than the {} of {}", pair_subject(p.a, p.b), *p.nvlinks,
-                      ca->links, ca->what));
+    measure(e.add("nvlink-down", Severity::kWarning, {pair_subject(p.a, p.b)},
+                  fmt::format("{} NV{}: fewer links than the {} of {}", pair_subject(p.a, p.b),
+                              *p.nvlinks, ca->links, ca->what)),
+            "nvlinks", "links", *p.nvlinks, ca->links, Bound::kAtLeast);
   }
   if (!bridged_as_built.empty())
     e.note(
@@ -434,7 +453,8 @@ void check_nvlink(const Context& c, Emitter& e) {
                       "or fit the bridge",
                       join(unbridged, ", "), unbridged.size() == 1 ? "has" : "have",
                       join(bridged, ", "), bridged.size() == 1 ? "is" : "are",
-                      unbridged.size() == 1 ? "it" : "they"));
+                      unbridged.size() == 1 ? "it" : "they"))
+        .action = Action::kNone;
 
   // A fully NVLink-connected box whose pairs do not all have the same number of links.
   std::set<int> members;
@@ -461,10 +481,15 @@ void check_nvlink(const Context& c, Emitter& e) {
         subjects.push_back(pair_subject(p->a, p->b));
         parts.push_back(fmt::format("{} NV{}", pair_subject(p->a, p->b), *p->nvlinks));
       }
-    if (!subjects.empty())
-      e.add("nvlink-down", Severity::kWarning, subjects,
-            fmt::format("{} while the other pairs of this fully NVLink-connected box have NV{}",
-                        join(parts, ", "), most));
+    if (!subjects.empty()) {
+      int fewest = most;
+      for (const auto* p : pairs) fewest = std::min(fewest, *p->nvlinks);
+      measure(e.add("nvlink-down", Severity::kWarning, subjects,
+                    fmt::format("{} while the other pairs of this fully NVLink-connected box "
+                                "have NV{}",
+                                join(parts, ", "), most)),
+              "nvlinks", "links", fewest, most, Bound::kExactly);
+    }
   }
 }
 
@@ -516,7 +541,8 @@ void check_acs(const Context& c, Emitter& e) {
                       "-tv` with it): if they are the GPUs' switch ports, peer traffic goes up to "
                       "the root complex",
                       f.host.acs_redirect_unplaced.size(), join(shown, ", "),
-                      f.host.acs_redirect_unplaced.size() > shown.size() ? ", …" : ""));
+                      f.host.acs_redirect_unplaced.size() > shown.size() ? ", …" : ""))
+        .action = Action::kWatch;  // check which devices sit below those bridges
   }
   if (f.gpus.size() < 2) return;  // peer traffic needs a peer
   std::vector<std::string> subjects;
@@ -649,6 +675,14 @@ const char* aer_kind_words(const std::string& kind) {
   return "corrected";
 }
 
+// A fatal error drains the node until the link is fixed; an error on a GPU's link is a
+// reseat or RMA (the catalog's); a few corrected ones, or one off the GPUs' path, are watched.
+Action aer_action(Severity sev) {
+  return sev >= Severity::kCritical  ? Action::kDrain
+         : sev >= Severity::kWarning ? Action::kReseatOrRma
+                                     : Action::kWatch;
+}
+
 void check_pcie_aer(const Context& c, Emitter& e) {
   const Facts& f = c.facts;
   for (const auto& r : f.kernel_log.pcie_aer) {
@@ -673,7 +707,13 @@ void check_pcie_aer(const Context& c, Emitter& e) {
       ev += fmt::format(" (under {}: watch whether it rises under load)",
                         c.t.pcie_aer_corrected_warn_count);
     if (!r.last_message.empty()) ev += ": \"" + shorten(r.last_message, 160) + "\"";
-    e.add("pcie-aer-errors", sev, p.subjects, std::move(ev));
+    Finding& fd = e.add("pcie-aer-errors", sev, p.subjects, std::move(ev));
+    if (r.kind == "corrected")
+      measure(fd, "pcie_aer_corrected", "count", static_cast<double>(r.count),
+              c.t.pcie_aer_corrected_warn_count, Bound::kAtMost);
+    else
+      measure(fd, "pcie_aer_uncorrected", "count", static_cast<double>(r.count), 0, Bound::kAtMost);
+    fd.action = aer_action(sev);
   }
 
   // lspci's AER status registers: sticky bits set since they were last cleared (no count, no
@@ -706,7 +746,8 @@ void check_pcie_aer(const Context& c, Emitter& e) {
     e.add("pcie-aer-errors", sev, p.subjects,
           fmt::format("lspci AER status on {}: {} (set and not masked; sticky since last "
                       "cleared, count and time unknown)",
-                      p.where, join(parts, "; ")));
+                      p.where, join(parts, "; ")))
+        .action = aer_action(sev);
   }
 }
 
@@ -729,7 +770,9 @@ void check_iommu_faults(const Context& c, Emitter& e) {
     ev += "; " + when_logged(r);
     if (!r.last_message.empty()) ev += ": \"" + shorten(r.last_message, 160) + "\"";
     if (is_gpu) ev += "; the GPU's DMA (peer-to-peer, GPUDirect) is being blocked";
-    e.add("iommu-fault", is_gpu ? Severity::kWarning : Severity::kInfo, p.subjects, std::move(ev));
+    Finding& fd = e.add("iommu-fault", is_gpu ? Severity::kWarning : Severity::kInfo, p.subjects,
+                        std::move(ev));
+    if (!is_gpu) fd.action = Action::kWatch;
   }
 }
 
@@ -858,7 +901,8 @@ void check_nccl_links(const Context& c, Emitter& e) {
         ev += fmt::format("{} while the widest GPU link in the log is x{}", below_max ? "," : "",
                           widest);
       if (!reported.insert(subject + "|" + ev).second) continue;
-      e.add("nccl-degraded-path", Severity::kWarning, {subject}, std::move(ev));
+      measure(e.add("nccl-degraded-path", Severity::kWarning, {subject}, std::move(ev)),
+              "pcie_width", "lanes", s.link.width, below_max ? *wmax : widest, Bound::kExactly);
     }
   }
 }
@@ -1102,7 +1146,8 @@ void check_p2p_refused_at_runtime(const Context& c, Emitter& e) {
       } else {
         ev += fmt::format(" — none of the {} GPUs reaches another over P2P", n);
       }
-      e.add("p2p-unavailable", sev, std::move(subjects), std::move(ev));
+      Finding& fd = e.add("p2p-unavailable", sev, std::move(subjects), std::move(ev));
+      if (sev <= Severity::kInfo) fd.action = Action::kNone;
     }
   }
 
@@ -1141,8 +1186,9 @@ void check_p2p_refused_at_runtime(const Context& c, Emitter& e) {
         "failed and the job errors out or falls back to host memory",
         on_host(r.host), r.count, r.count == 1 ? "" : "s", shorten(r.first));
     if (r.consumer) ev += std::string("; ") + kConsumerP2p;
-    e.add("p2p-unavailable", r.consumer ? Severity::kInfo : Severity::kWarning, r.subjects,
-          std::move(ev));
+    Finding& fd = e.add("p2p-unavailable", r.consumer ? Severity::kInfo : Severity::kWarning,
+                        r.subjects, std::move(ev));
+    if (r.consumer) fd.action = Action::kNone;  // GeForce: no PCIe P2P by design
   }
 }
 
