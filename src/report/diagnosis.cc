@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "gpuvet/report.h"
+#include "hw/subject_gpus.h"
 #include "report/json_document.h"
 #include "report/terminal_text.h"
 
@@ -101,7 +102,29 @@ std::string machine_line(const Facts& facts) {
 
 namespace report {
 
-nlohmann::ordered_json finding_json(const Finding& f) {
+namespace {
+
+json value_json(const std::optional<FindingValue>& v, bool with_bound) {
+  if (!v) return nullptr;
+  json o = {{"quantity", v->quantity}, {"value", v->value}, {"unit", v->unit}};
+  if (with_bound) o["bound"] = bound_name(v->bound);
+  return o;
+}
+
+json gpus_json(const Finding& f, const Facts& facts) {
+  json gpus = json::array();
+  for (const auto& g : hw::subject_gpus(facts, f.subjects))
+    gpus.push_back({{"index", g.index ? json(*g.index) : json(nullptr)},
+                    {"uuid", g.uuid ? json(*g.uuid) : json(nullptr)},
+                    {"pci_bus_id", g.pci_bus_id ? json(*g.pci_bus_id) : json(nullptr)}});
+  return gpus;
+}
+
+}  // namespace
+
+nlohmann::ordered_json finding_json(const Finding& f) { return finding_json(f, Facts{}); }
+
+nlohmann::ordered_json finding_json(const Finding& f, const Facts& facts) {
   const CatalogEntry* e = find_catalog_entry(f.id);
   return {
       {"id", f.id},
@@ -117,6 +140,10 @@ nlohmann::ordered_json finding_json(const Finding& f) {
       {"bottleneck",
        bottleneck_name(f.bottleneck ? *f.bottleneck : (e ? e->bottleneck : Bottleneck::kUnknown))},
       {"article", e ? e->article : ""},
+      {"gpus", gpus_json(f, facts)},
+      {"observed", value_json(f.observed, false)},
+      {"expected", value_json(f.expected, true)},
+      {"action", action_name(finding_action(f))},
   };
 }
 
@@ -125,7 +152,7 @@ nlohmann::ordered_json finding_json(const Finding& f) {
 std::string diagnosis_to_json(const Facts& facts, const Diagnosis& d, const JsonOptions& options) {
   json doc = report::facts_document(facts, options);
   json findings = json::array();
-  for (const auto& f : d.findings) findings.push_back(report::finding_json(f));
+  for (const auto& f : d.findings) findings.push_back(report::finding_json(f, facts));
   json symptoms = json::array();
   for (const auto& m : d.symptoms) {
     const SymptomPattern* s = find_symptom(m.id);
