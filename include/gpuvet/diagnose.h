@@ -190,6 +190,34 @@ struct DiagnoseOptions {
   std::optional<double> now_uptime_s;
 };
 
+// Coverage: which of the playbook's checks ran on what evidence (src/rules/coverage.cc). A
+// check is "checked" only when the facts its rules need are there for every GPU (or for the
+// host), "partial" when for some, "not-checked" when for none, "not-applicable" when the
+// machine has nothing to check (peer checks on a one-GPU box).
+enum class CoverageStatus { kChecked, kPartial, kNotChecked, kNotApplicable };
+const char* coverage_status_name(CoverageStatus s);  // "checked", "partial", …
+
+struct CoverageItem {
+  // Stable id, never renamed: "gpu-inventory", "topology", "p2p", "nvlink", "pcie-link",
+  // "acs-iommu", "numa-affinity", "clocks-throttle", "power", "thermal", "ecc", "xid",
+  // "processes", "host-cpu", "host-io", "host-network", "measurements".
+  std::string check;
+  std::string title;  // for people: "ECC", "ACS/IOMMU", "host CPU"
+  CoverageStatus status = CoverageStatus::kNotChecked;
+  std::string evidence;    // the sources it ran on: "live NVML", "nvidia-smi, topo-m"
+  std::string missing;     // what is not known, and for which GPUs (empty when checked)
+  std::string how_to_get;  // the command that would provide it (empty when checked)
+  // A measurement the node's state does not need (bench, scale): its absence does not stop
+  // an all-clear, but it is still said.
+  bool optional = false;
+};
+
+// The coverage of `facts`, in playbook order.
+std::vector<CoverageItem> compute_coverage(const Facts& facts);
+// PIX/PXB/NODE GPU pairs whose ACS state is unknown, said with the command to paste; empty
+// when every such pair's ACS state is known (or there is none).
+std::optional<std::string> acs_unknown_note(const Facts& facts);
+
 struct Diagnosis {
   std::vector<Finding> findings;  // triage order: worst first, then step, then id
   Bottleneck bottleneck = Bottleneck::kUnknown;
@@ -201,6 +229,7 @@ struct Diagnosis {
   // capture bundle without its manifest, two GPUs on one PCI address). Each is also a note.
   // Non-empty: exit 3 ("could not do its job") unless a finding is critical.
   std::vector<std::string> incomplete;
+  std::vector<CoverageItem> coverage;  // which checks ran on what evidence (compute_coverage)
 };
 
 Diagnosis diagnose(const Facts& facts, const DiagnoseOptions& options = {});

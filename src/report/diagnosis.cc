@@ -10,6 +10,7 @@
 
 #include "gpuvet/report.h"
 #include "hw/subject_gpus.h"
+#include "report/coverage.h"
 #include "report/json_document.h"
 #include "report/terminal_text.h"
 
@@ -170,6 +171,7 @@ std::string diagnosis_to_json(const Facts& facts, const Diagnosis& d, const Json
   doc["verdict"] = severity_name(d.worst);
   doc["exit_code"] = diagnosis_exit_code(d);
   doc["notes"] = d.notes;
+  doc["coverage"] = report::coverage_json(d);
   return report::dump_document(doc, options.indent);
 }
 
@@ -197,6 +199,8 @@ std::string render_diagnosis_text(const Facts& facts, const Diagnosis& d,
   else if (!d.bottleneck_reason.empty())
     o << " — " << wrap(d.bottleneck_reason, kWidth - 30, 4);
   o << "\n";
+  if (const std::string cov = report::coverage_headline(d); !cov.empty())
+    o << wrap(cov, kWidth, 2) << "\n";
 
   int shown = 0;
   for (const auto& f : d.findings) {
@@ -240,7 +244,8 @@ std::string render_diagnosis_text(const Facts& facts, const Diagnosis& d,
           << "\n";
     }
   }
-  if (shown == 0 && !info_header) o << "\nNo finding: nothing the playbook checks is wrong here.\n";
+  if (shown == 0 && !info_header && report::coverage_complete(d))
+    o << "\nNo finding: nothing the playbook checks is wrong here.\n";
 
   if (!d.symptoms.empty()) {
     o << "\n" << c(kBold) << "Symptom patterns this matches" << c(kReset) << "\n";
@@ -253,6 +258,7 @@ std::string render_diagnosis_text(const Facts& facts, const Diagnosis& d,
       o << "    fix:     " << wrap(s->fix, kWidth - 13, 13) << "\n";
     }
   }
+  report::render_coverage_text(o, d, options.verbose, options.color, kWidth);
   if (!d.notes.empty()) {
     o << "\n" << c(kBold) << "Not checked / notes" << c(kReset) << "\n";
     const std::size_t limit = options.verbose ? d.notes.size() : 12;
