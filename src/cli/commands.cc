@@ -1,3 +1,4 @@
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -99,6 +100,15 @@ bool any_recognised(const Facts& facts) {
 bool use_color(const LiveArgs& args) {
   return color_wanted(ColorContext{args.no_color, ::isatty(STDOUT_FILENO) == 1, std::getenv("TERM"),
                                    std::getenv("NO_COLOR")});
+}
+
+int stdout_text_width() {
+  WidthContext context;
+  struct winsize size {};
+  if (::isatty(STDOUT_FILENO) == 1 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0)
+    context.tty_columns = size.ws_col;
+  context.columns = std::getenv("COLUMNS");
+  return text_width_wanted(context);
 }
 
 namespace {

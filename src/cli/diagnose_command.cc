@@ -84,6 +84,7 @@ std::function<Outcome()> setup_diagnose(CLI::App& app) {
       TextOptions text;
       text.color = use_color(args->live);
       text.verbose = args->live.verbose;
+      text.width = stdout_text_width();
       std::cout << render_diagnosis_text(facts, d, text);
     }
     return {diagnosis_exit_code(d), abandoned};

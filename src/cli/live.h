@@ -40,6 +40,10 @@ bool nvml_library_unusable(const Collection& c, const CollectOptions& o);
 // Colour only on a TTY, never with --no-color or NO_COLOR.
 bool use_color(const LiveArgs& args);
 
+// Columns for the text output: the terminal's when stdout is one (TIOCGWINSZ), else
+// $COLUMNS, else 100; clamped to [60, 200] (text_width_wanted).
+int stdout_text_width();
+
 // --from PATH: a file or directory, or "-" for a paste on standard input (at most 256 MiB).
 Result<Facts> import_from(const std::string& path);
 
