@@ -20,6 +20,7 @@
 
 #include "core/util.h"
 #include "hw/xid_table.h"
+#include "rules/node_wide.h"
 #include "rules/rule.h"
 
 namespace gpuvet::rules {
@@ -494,17 +495,6 @@ std::string draw_range(const Facts& f, const std::vector<int>& gpus) {
   return format_number(*lo, 0) + "–" + format_number(*hi, 0) + " W";
 }
 
-// "GPU0–GPU7" for a contiguous run of indices, else the list.
-std::string gpu_span(const std::vector<int>& gpus) {
-  bool contiguous = gpus.size() > 2;
-  for (std::size_t i = 1; i < gpus.size() && contiguous; ++i)
-    contiguous = gpus[i] == gpus[i - 1] + 1;
-  if (contiguous) return gpu_subject(gpus.front()) + "–" + gpu_subject(gpus.back());
-  std::vector<std::string> names;
-  for (int i : gpus) names.push_back(gpu_subject(i));
-  return join(names, ", ");
-}
-
 // Emits the power findings: one per GPU, or one for the node when every GPU of the box (two
 // or more) reports the same problem — a power brake or an outside cap on all of them at once
 // comes from the node's power delivery or its BMC, not from eight boards.
@@ -844,6 +834,7 @@ void check_xids(const Context& c, Emitter& e) {
     std::string subject;
     std::optional<int> cause;  // the Xid this one follows from, when it is a follow-up
     std::optional<std::string> bus;
+    std::optional<int> gpu;  // the GPU the subject names
     int recent = 0, history = 0, earlier_boot = 0, unknown = 0;
     const XidEvent* last = nullptr;  // the latest placed one, else the last seen
     Placed last_placed;
@@ -872,6 +863,7 @@ void check_xids(const Context& c, Emitter& e) {
           a && (!gr.action || a->severity > gr.action->severity))
         gr.action = std::move(a);
     if (!gr.bus) gr.bus = x.pci_bus_id ? x.pci_bus_id : g ? g->pci_bus_id : std::nullopt;
+    if (!gr.gpu) gr.gpu = x.gpu ? x.gpu : g ? std::optional<int>(g->index) : std::nullopt;
     const Placed p = place(x, clock, window_s);
     switch (p.when) {
       case When::kRecent:
@@ -900,6 +892,7 @@ void check_xids(const Context& c, Emitter& e) {
     }
   }
 
+  std::vector<XidFinding> found;
   for (const auto& gr : groups) {
     const hw::XidInfo* info = hw::find_xid(gr.code);
     // A follow-up takes the category and severity of the fault it follows: an Xid 45 "caused
@@ -915,6 +908,7 @@ void check_xids(const Context& c, Emitter& e) {
 
     std::string evidence = fmt::format("Xid {} ×{} on {}", gr.code, n, gr.subject);
     if (gr.bus && *gr.bus != gr.subject) evidence += " (" + *gr.bus + ")";
+    const std::size_t detail_at = evidence.size();
     evidence += " — " + std::string(info ? info->name : "unknown Xid code");
     if (gr.cause)
       evidence += fmt::format(", following Xid {} ({}; {})", *gr.cause,
@@ -945,6 +939,18 @@ void check_xids(const Context& c, Emitter& e) {
     }
     if (gr.last && !gr.last->message.empty()) evidence += ": \"" + quote(gr.last->message) + "\"";
 
+    XidFinding xf;
+    xf.gpu = gr.gpu;
+    xf.code = gr.code;
+    xf.cause = gr.cause;
+    xf.judged = judged;
+    xf.count = n;
+    xf.current = current;
+    if (gr.last && gr.last_placed.when != When::kUnknown) {
+      xf.last_unix = gr.last->unix_time;
+      xf.last_uptime_s = gr.last->uptime_s;
+    }
+    xf.detail = evidence.substr(detail_at);
     Finding finding;
     finding.severity = sev;
     finding.subjects = {gr.subject};
@@ -959,8 +965,11 @@ void check_xids(const Context& c, Emitter& e) {
       notes.push_back(fmt::format("Xid {} ({}): {} NVIDIA's action: {}.", gr.code, info->mnemonic,
                                   info->meaning, info->action));
     if (!notes.empty()) finding.decision_note = join(notes, " ");
-    e.add("xid-error", std::move(finding));
+    xf.finding = std::move(finding);
+    found.push_back(std::move(xf));
   }
+  // One code on every GPU at once is one finding of the node (rules/node_wide.h).
+  emit_xids(c, std::move(found), e);
 }
 
 // ---------------------------------------------------------------- drift over time

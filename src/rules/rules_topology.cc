@@ -22,6 +22,7 @@
 
 #include "core/util.h"
 #include "hw/expectations.h"
+#include "rules/node_wide.h"
 #include "rules/rule.h"
 
 namespace gpuvet::rules {
@@ -74,6 +75,7 @@ std::optional<Scaling> worst_scaling(const Facts& f) {
 
 void check_pcie(const Context& c, Emitter& e) {
   const bool vm = c.facts.host.virtual_machine.value_or(false);
+  std::vector<ReplayFinding> replays;
   for (const auto& g : c.facts.gpus) {
     const auto& l = g.pcie;
     const bool width_known =
@@ -132,15 +134,17 @@ void check_pcie(const Context& c, Emitter& e) {
     // up for weeks is noise; many, or a rising count, is a marginal link.
     if (l.replay_counter && *l.replay_counter > 0) {
       const bool many = *l.replay_counter >= static_cast<std::uint64_t>(c.t.pcie_replay_warn_count);
-      e.add("pcie-replay-errors", many ? Severity::kWarning : Severity::kInfo,
-            {gpu_subject(g.index)},
-            fmt::format("{} PCIe replay counter {}{}{}", gpu_subject(g.index), *l.replay_counter,
-                        bus_suffix(g),
-                        many ? ""
-                             : fmt::format(" (under {}: watch whether it rises under load)",
-                                           c.t.pcie_replay_warn_count)));
+      replays.push_back(
+          {g.index, *l.replay_counter, many ? Severity::kWarning : Severity::kInfo,
+           fmt::format("{} PCIe replay counter {}{}{}", gpu_subject(g.index), *l.replay_counter,
+                       bus_suffix(g),
+                       many ? ""
+                            : fmt::format(" (under {}: watch whether it rises under load)",
+                                          c.t.pcie_replay_warn_count))});
     }
   }
+  // Replays on every GPU at once are one finding of the node's PCIe (rules/node_wide.h).
+  emit_replays(c, replays, e);
 }
 
 // ---------------------------------------------------------------- pairs
