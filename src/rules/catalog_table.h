@@ -232,7 +232,8 @@ inline constexpr CatalogEntry kCatalog[] = {
      "symptom 7"},
     {"gpu-unresponsive", "GPU does not answer (timed out, lost, fell off the bus)", "inventory",
      kCritical, kConfirm, B::kHardware,
-     "a GPU probe timed out, the GPU is lost, or it fell off the bus",
+     "a GPU probe timed out, the GPU is lost, or it fell off the bus (a kernel-log line older "
+     "than xid_window_h or from an earlier boot is info: history)",
      "This is not a tuning problem but stability: power, PCIe integrity, overheating or failing "
      "hardware. The other GPUs are still reported.",
      "Stop chasing performance. Stabilise the node: reseat, swap cables, check PSU headroom, "
