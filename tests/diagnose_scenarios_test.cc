@@ -358,7 +358,7 @@ TEST(ScenarioDiagnose, BundleGivesTheLiveFindings) {
     c.redact = redact;
     ASSERT_TRUE(bundle::capture_bundle(c, o, Env{*fs, runner, *clock}).is_ok());
     auto back = import::import_path(dir.string());
-    ASSERT_TRUE(back.is_ok());
+    ASSERT_TRUE(back.is_ok()) << back.status().to_string();
     const Diagnosis from_live = diagnose(live);
     const Diagnosis from_bundle = diagnose(back.value());
     EXPECT_GE(from_live.findings.size(), 4u);

@@ -660,7 +660,9 @@ Result<Facts> import_path(const std::string& path, const ImportOptions& options)
   }
   // Files of several machines merged would be one imaginary box ("13× mixed GPUs"): refused,
   // naming the machines and their files, rather than split into reports nobody asked for.
-  if (const MachineSplit split = group_by_machine(identities); split.machines.size() > 1)
+  // A gpuvet capture bundle (its manifest.json at the top) is one machine by construction.
+  const bool bundle = fs::is_directory(status) && fs::exists(fs::path(path) / "manifest.json", ec);
+  if (const MachineSplit split = group_by_machine(identities); !bundle && split.machines.size() > 1)
     return Status::invalid_input(several_machines_message(split, path));
   if (all.gpus.empty()) {
     all.gpu_facts_unavailable = true;

@@ -53,7 +53,10 @@ std::string contradiction(const Places& m, const MachineIdentity& in, const std:
       return fmt::format("{} holds {} in {} but {} in {}", where, board(*there), machine_first,
                          board(g), origin);
   }
-  if (!named && differs(m.driver, in.driver))
+  // Only between inputs that both list GPUs: a lone /proc/driver/nvidia/version may be the
+  // kernel module beside an older user-space library on the same machine (a version mismatch).
+  if (!named && !in.gpus.empty() && (!m.by_bus.empty() || !m.by_index.empty()) &&
+      differs(m.driver, in.driver))
     return fmt::format("driver {} in {} but {} in {}, and no GPU or host name in common", *m.driver,
                        machine_first, *in.driver, origin);
   return {};
@@ -69,7 +72,7 @@ bool shares_a_name(const Places& m, const MachineGroup& group, const MachineIden
 
 void add(Places& m, MachineGroup& group, const MachineIdentity& in, const std::string& origin) {
   if (!m.host && in.host) m.host = group.host = in.host;
-  if (!m.driver && in.driver) m.driver = group.driver = in.driver;
+  if (!m.driver && in.driver && !in.gpus.empty()) m.driver = group.driver = in.driver;
   for (const auto& g : in.gpus) {
     if (g.bus)
       m.by_bus.try_emplace(*g.bus, g);
@@ -172,7 +175,7 @@ std::string several_machines_message(const MachineSplit& split, const std::strin
   if (split.machines.size() > kShownMachines)
     s += fmt::format("\n  … and {} more machines", split.machines.size() - kShownMachines);
   if (!split.unnamed.empty())
-    s += fmt::format("\n  naming no machine (no host name, driver version, GPU UUID or serial): {}",
+    s += fmt::format("\n  naming no machine (no host name, GPU UUID or serial): {}",
                      list(split.unnamed, top));
   s += "\nwhy they are not one machine:";
   for (std::size_t i = 0; i < split.reasons.size() && i < kShownReasons; ++i)

@@ -7,8 +7,8 @@
 // name, UUID or serial with and does not contradict; else the first it does not contradict;
 // else it starts a machine of its own. Contradictions are two host names, two different
 // boards (UUID or serial) at one bus id or (both without bus ids) one index, or two driver
-// versions between inputs that share no host name, UUID or serial (a machine whose driver
-// was upgraded between captures still shares its boards' UUIDs). An input that
+// versions between inputs that both list GPUs and share no host name, UUID or serial (a
+// machine whose driver was upgraded between captures still shares its boards' UUIDs). An input that
 // names nothing (lscpu, a kernel log, a topology matrix) contradicts no machine and joins
 // the first. Stateless free functions; thread-safe.
 #pragma once
@@ -33,7 +33,7 @@ struct MachineIdentity {
   std::optional<std::string> host;    // as printed
   std::optional<std::string> driver;  // NVIDIA driver version
   std::vector<GpuIdentity> gpus;      // only GPUs with a UUID or a serial
-  bool names_nothing() const { return !host && !driver && gpus.empty(); }
+  bool names_nothing() const { return !host && gpus.empty(); }
 };
 
 MachineIdentity identity_of(const Facts& f);
