@@ -116,7 +116,8 @@ TEST(DcgmiDiag, DeploymentErrorNamesItsGpuBehindAPrompt) {
   EXPECT_EQ(fail->test, "Page Retirement/Row Remap");
   EXPECT_EQ(fail->gpu, 3);
   EXPECT_EQ(fail->message, "GPU 3 has uncorrectable memory errors and row remappings are pending");
-  const Finding* x = finding(diagnose(f), "dcgm-diag-failed");
+  const Diagnosis d = diagnose(f);  // kept: the finding points into it
+  const Finding* x = finding(d, "dcgm-diag-failed");
   ASSERT_NE(x, nullptr);
   EXPECT_EQ(x->severity, Severity::kCritical);  // a memory verdict, not a setup setting
   EXPECT_EQ(x->subjects, std::vector<std::string>{"GPU3"});

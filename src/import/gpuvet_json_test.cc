@@ -199,6 +199,9 @@ Facts full_facts() {
   x2.code = 48;
   x2.message = "An uncorrectable double bit error";
   f.kernel_log.xids = {x, x2};
+  XidEvent lost = x;
+  lost.message = f.kernel_log.fallen_off_bus.front();
+  f.kernel_log.fallen_off_bus_events = {lost};
   DeviceErrorLog aer;
   aer.kind = "corrected";
   aer.pci_bus_id = "0000:3b:00.0";

@@ -41,7 +41,7 @@ inline constexpr CatalogEntry kCatalog[] = {
     {"pcie-replay-errors", "PCIe replays on the GPU link", "pcie", kWarning, kTopology,
      B::kHardware,
      "PCIe replay counter at or above pcie_replay_warn_count (warning); a few since driver load "
-     "are info",
+     "are info; replays on every GPU at once are one node-level finding",
      "Packets on the link had to be resent: a marginal link (riser, cable, slot, signal "
      "integrity). It costs bandwidth now and often precedes a GPU falling off the bus.",
      "Watch whether the counter rises under load; reseat or swap the riser/cable, check the slot, "
@@ -119,7 +119,9 @@ inline constexpr CatalogEntry kCatalog[] = {
      "mean RMA.",
      "task 6", kByDiagnoseOnly, A::kWatch},
     {"xid-error", "NVIDIA driver Xid event in the kernel log", "driver", kWarning, kSystem,
-     B::kHardware, "an NVRM Xid in the kernel log; severity by code and by how recent it is",
+     B::kHardware,
+     "an NVRM Xid in the kernel log; severity by code and by how recent it is; one code on every "
+     "GPU within a minute is one node-level finding",
      "The driver recorded a GPU fault. Some codes point at the hardware or its link (79: fallen "
      "off the bus, 48/94/95: memory), others usually at the application (13, 31, 43).",
      "Match the code with the table: hardware codes mean stop chasing performance and stabilise "
@@ -231,7 +233,8 @@ inline constexpr CatalogEntry kCatalog[] = {
      "symptom 7", kByDiagnoseOnly, A::kFixConfig},
     {"gpu-unresponsive", "GPU does not answer (timed out, lost, fell off the bus)", "inventory",
      kCritical, kConfirm, B::kHardware,
-     "a GPU probe timed out, the GPU is lost, or it fell off the bus",
+     "a GPU probe timed out, the GPU is lost, or it fell off the bus (a kernel-log line older "
+     "than xid_window_h or from an earlier boot is info: history)",
      "This is not a tuning problem but stability: power, PCIe integrity, overheating or failing "
      "hardware. The other GPUs are still reported.",
      "Stop chasing performance. Stabilise the node: reseat, swap cables, check PSU headroom, "

@@ -20,6 +20,7 @@
 
 #include "core/util.h"
 #include "hw/xid_table.h"
+#include "rules/node_wide.h"
 #include "rules/rule.h"
 
 namespace gpuvet::rules {
@@ -188,47 +189,6 @@ void check_gpu_count(const Context& c, Emitter& e) {
     measure(e.add("gpu-missing", Severity::kCritical, {"host"},
                   "the driver answered but reports 0 GPUs visible to this process"),
             "gpu_count", "count", 0, 1, Bound::kAtLeast);
-}
-
-void check_unresponsive(const Context& c, Emitter& e) {
-  const Facts& f = c.facts;
-  struct Lost {
-    std::string subject;
-    std::optional<std::string> unresponsive;
-    std::optional<std::string> bus;
-    std::vector<std::string> lines;
-  };
-  std::vector<Lost> lost;  // first-seen order keeps the output stable
-  auto entry = [&](const std::string& subject) -> Lost& {
-    for (auto& l : lost)
-      if (l.subject == subject) return l;
-    lost.push_back({subject, {}, {}, {}});
-    return lost.back();
-  };
-  for (const auto& g : f.gpus) {
-    if (!g.unresponsive) continue;
-    Lost& l = entry(gpu_subject(g.index));
-    l.unresponsive = g.unresponsive;
-    l.bus = g.pci_bus_id;
-  }
-  for (const auto& line : f.kernel_log.fallen_off_bus) {
-    const auto bus = bus_id_in(line);
-    const GpuFacts* g = bus ? find_gpu_by_bus(f, *bus) : nullptr;
-    Lost& l = entry(g ? gpu_subject(g->index) : bus ? *bus : "kernel log");
-    if (!l.bus) l.bus = g && g->pci_bus_id ? g->pci_bus_id : bus;
-    l.lines.push_back(line);
-  }
-  for (const auto& l : lost) {
-    std::vector<std::string> parts;
-    if (l.unresponsive) parts.push_back("did not answer: " + quote(*l.unresponsive));
-    if (!l.lines.empty())
-      parts.push_back(fmt::format("kernel log: fell off the bus ({} line{}), last: \"{}\"",
-                                  l.lines.size(), l.lines.size() == 1 ? "" : "s",
-                                  quote(l.lines.back())));
-    std::string who = l.subject;
-    if (l.bus && *l.bus != l.subject) who += " (" + *l.bus + ")";
-    e.add("gpu-unresponsive", Severity::kCritical, {l.subject}, who + " " + join(parts, "; "));
-  }
 }
 
 // One compared property: per-GPU text values, grouped by value in first-seen order.
@@ -531,17 +491,6 @@ std::string draw_range(const Facts& f, const std::vector<int>& gpus) {
   if (!lo) return {};
   if (format_number(*lo, 0) == format_number(*hi, 0)) return format_number(*lo, 0) + " W";
   return format_number(*lo, 0) + "–" + format_number(*hi, 0) + " W";
-}
-
-// "GPU0–GPU7" for a contiguous run of indices, else the list.
-std::string gpu_span(const std::vector<int>& gpus) {
-  bool contiguous = gpus.size() > 2;
-  for (std::size_t i = 1; i < gpus.size() && contiguous; ++i)
-    contiguous = gpus[i] == gpus[i - 1] + 1;
-  if (contiguous) return gpu_subject(gpus.front()) + "–" + gpu_subject(gpus.back());
-  std::vector<std::string> names;
-  for (int i : gpus) names.push_back(gpu_subject(i));
-  return join(names, ", ");
 }
 
 // Emits the power findings: one per GPU, or one for the node when every GPU of the box (two
@@ -942,6 +891,7 @@ void check_xids(const Context& c, Emitter& e) {
     std::string subject;
     std::optional<int> cause;  // the Xid this one follows from, when it is a follow-up
     std::optional<std::string> bus;
+    std::optional<int> gpu;  // the GPU the subject names
     int recent = 0, history = 0, earlier_boot = 0, unknown = 0;
     const XidEvent* last = nullptr;  // the latest placed one, else the last seen
     Placed last_placed;
@@ -970,6 +920,7 @@ void check_xids(const Context& c, Emitter& e) {
           a && (!gr.action || a->severity > gr.action->severity))
         gr.action = std::move(a);
     if (!gr.bus) gr.bus = x.pci_bus_id ? x.pci_bus_id : g ? g->pci_bus_id : std::nullopt;
+    if (!gr.gpu) gr.gpu = x.gpu ? x.gpu : g ? std::optional<int>(g->index) : std::nullopt;
     const Placed p = place(x, clock, window_s);
     switch (p.when) {
       case When::kRecent:
@@ -998,6 +949,7 @@ void check_xids(const Context& c, Emitter& e) {
     }
   }
 
+  std::vector<XidFinding> found;
   for (const auto& gr : groups) {
     const hw::XidInfo* info = hw::find_xid(gr.code);
     // A follow-up takes the category and severity of the fault it follows: an Xid 45 "caused
@@ -1013,6 +965,7 @@ void check_xids(const Context& c, Emitter& e) {
 
     std::string evidence = fmt::format("Xid {} ×{} on {}", gr.code, n, gr.subject);
     if (gr.bus && *gr.bus != gr.subject) evidence += " (" + *gr.bus + ")";
+    const std::size_t detail_at = evidence.size();
     evidence += " — " + std::string(info ? info->name : "unknown Xid code");
     if (gr.cause)
       evidence += fmt::format(", following Xid {} ({}; {})", *gr.cause,
@@ -1043,6 +996,18 @@ void check_xids(const Context& c, Emitter& e) {
     }
     if (gr.last && !gr.last->message.empty()) evidence += ": \"" + quote(gr.last->message) + "\"";
 
+    XidFinding xf;
+    xf.gpu = gr.gpu;
+    xf.code = gr.code;
+    xf.cause = gr.cause;
+    xf.judged = judged;
+    xf.count = n;
+    xf.current = current;
+    if (gr.last && gr.last_placed.when != When::kUnknown) {
+      xf.last_unix = gr.last->unix_time;
+      xf.last_uptime_s = gr.last->uptime_s;
+    }
+    xf.detail = evidence.substr(detail_at);
     Finding finding;
     finding.severity = sev;
     finding.subjects = {gr.subject};
@@ -1058,7 +1023,96 @@ void check_xids(const Context& c, Emitter& e) {
                                   info->meaning, info->action));
     if (!notes.empty()) finding.decision_note = join(notes, " ");
     finding.action = xid_action(judged, sev, current);
-    e.add("xid-error", std::move(finding));
+    xf.finding = std::move(finding);
+    found.push_back(std::move(xf));
+  }
+  // One code on every GPU at once is one finding of the node (rules/node_wide.h).
+  emit_xids(c, std::move(found), e);
+}
+
+// gpu-unresponsive: a GPU that does not answer now is critical. A kernel-log line saying it
+// fell off the bus is dated like an Xid (xid_clock, place): recent or of unknown time is
+// critical, older than xid_window_h or from an earlier boot is history (info).
+void check_unresponsive(const Context& c, Emitter& e) {
+  const Facts& f = c.facts;
+  const XidClock clock = xid_clock(c);
+  const double window_s = c.t.xid_window_h * 3600;
+  struct Lost {
+    std::string subject;
+    std::optional<std::string> unresponsive;
+    std::optional<std::string> bus;
+    std::vector<std::string> lines;
+    int current = 0;     // lines recent or of unknown time
+    Placed last_placed;  // the newest dated line
+    const XidEvent* last = nullptr;
+  };
+  std::vector<Lost> lost;  // first-seen order keeps the output stable
+  auto entry = [&](const std::string& subject) -> Lost& {
+    for (auto& l : lost)
+      if (l.subject == subject) return l;
+    lost.push_back({subject, {}, {}, {}});
+    return lost.back();
+  };
+  for (const auto& g : f.gpus) {
+    if (!g.unresponsive) continue;
+    Lost& l = entry(gpu_subject(g.index));
+    l.unresponsive = g.unresponsive;
+    l.bus = g.pci_bus_id;
+  }
+  const auto& lines = f.kernel_log.fallen_off_bus;
+  // The lines' times, one per line (an older JSON report has the lines only).
+  const auto& when = f.kernel_log.fallen_off_bus_events;
+  const bool dated = when.size() == lines.size();
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const auto& line = lines[i];
+    const auto bus = bus_id_in(line);
+    const GpuFacts* g = bus ? find_gpu_by_bus(f, *bus) : nullptr;
+    Lost& l = entry(g ? gpu_subject(g->index) : bus ? *bus : "kernel log");
+    if (!l.bus) l.bus = g && g->pci_bus_id ? g->pci_bus_id : bus;
+    l.lines.push_back(line);
+    const Placed p = dated ? place(when[i], clock, window_s) : Placed{};
+    if (p.when == When::kRecent || p.when == When::kUnknown) ++l.current;
+    if (p.when != When::kUnknown) {
+      const bool newer = !l.last || (when[i].unix_time && l.last->unix_time
+                                         ? *when[i].unix_time >= *l.last->unix_time
+                                         : true);
+      if (newer) {
+        l.last = &when[i];
+        l.last_placed = p;
+      }
+    }
+  }
+  for (const auto& l : lost) {
+    std::vector<std::string> parts;
+    if (l.unresponsive) parts.push_back("did not answer: " + quote(*l.unresponsive));
+    const bool history = !l.unresponsive && !l.lines.empty() && l.current == 0;
+    if (!l.lines.empty()) {
+      std::string when_text;
+      if (history)
+        when_text = ", history: " + (l.last_placed.age.empty() ? "older" : l.last_placed.age) +
+                    " (last at " + l.last_placed.stamp + ")";
+      else if (l.last)
+        when_text = ", last at " + l.last_placed.stamp +
+                    (l.last_placed.age.empty() ? "" : ", " + l.last_placed.age);
+      parts.push_back(fmt::format("kernel log: fell off the bus ({} line{}){}, last: \"{}\"",
+                                  l.lines.size(), l.lines.size() == 1 ? "" : "s", when_text,
+                                  quote(l.lines.back())));
+    }
+    std::string who = l.subject;
+    if (l.bus && *l.bus != l.subject) who += " (" + *l.bus + ")";
+    if (!history) {
+      e.add("gpu-unresponsive", Severity::kCritical, {l.subject}, who + " " + join(parts, "; "));
+      continue;
+    }
+    Finding fd;
+    fd.severity = Severity::kInfo;
+    fd.subjects = {l.subject};
+    fd.evidence = who + " " + join(parts, "; ");
+    fd.decision_note =
+        "History, not the state now: the GPU was lost then, and the node has been up since (or "
+        "rebooted). If it answers now, watch for a repeat: a second fall from the bus is a "
+        "hardware case (reseat, riser, PSU, RMA).";
+    e.add("gpu-unresponsive", std::move(fd));
   }
 }
 

@@ -29,29 +29,21 @@ std::string pct(double v) { return format_number(v, 1) + " %"; }
 
 // ---------------------------------------------------------------- PSI
 
-// A window this long or longer is judged by its own share; a shorter one (diagnose samples
-// for 0.05 s by default) by the kernel's 10 s average, which a 50 ms window is too noisy to
-// beat. A capture or a paste holds one reading: its averages.
-constexpr double kPsiWindowMinS = 1.0;
-
-bool psi_by_window(const PsiReading& r, double window_s) {
-  return r.some_window_pct && (window_s >= kPsiWindowMinS || !r.some_avg10);
-}
-
+// Which figure is judged: hw::psi_choice, shared with the report.
 std::optional<double> psi_some(const std::optional<PsiReading>& r, double window_s) {
   if (!r) return std::nullopt;
-  return psi_by_window(*r, window_s) ? r->some_window_pct : r->some_avg10;
+  const auto choice = hw::psi_choice(*r, window_s);
+  return choice ? std::optional<double>(choice->some_pct) : std::nullopt;
 }
 
 // "I/O pressure (PSI): some 28.1 %, full 25 % of the time over the 2 s window (avg10 some
 // 27.9 %)" or "… of the time (kernel's 10 s average; over the 0.05 s window some 31 %)".
 std::string psi_phrase(const char* what, const PsiReading& r, double window_s) {
-  const bool windowed = psi_by_window(r, window_s);
-  const auto some = windowed ? r.some_window_pct : r.some_avg10;
-  const auto full = windowed ? r.full_window_pct : r.full_avg10;
+  const auto choice = hw::psi_choice(r, window_s);
+  const bool windowed = choice && choice->windowed;
   std::vector<std::string> shares;
-  if (some) shares.push_back("some " + pct(*some));
-  if (full) shares.push_back("full " + pct(*full));
+  if (choice) shares.push_back("some " + pct(choice->some_pct));
+  if (choice && choice->full_pct) shares.push_back("full " + pct(*choice->full_pct));
   std::string s = fmt::format("{} pressure (PSI): {} of the time", what, join(shares, ", "));
   std::vector<std::string> also;
   if (windowed) {

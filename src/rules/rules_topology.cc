@@ -22,6 +22,7 @@
 
 #include "core/util.h"
 #include "hw/expectations.h"
+#include "rules/node_wide.h"
 #include "rules/rule.h"
 
 namespace gpuvet::rules {
@@ -74,6 +75,7 @@ std::optional<Scaling> worst_scaling(const Facts& f) {
 
 void check_pcie(const Context& c, Emitter& e) {
   const bool vm = c.facts.host.virtual_machine.value_or(false);
+  std::vector<ReplayFinding> replays;
   for (const auto& g : c.facts.gpus) {
     const auto& l = g.pcie;
     const bool width_known =
@@ -137,18 +139,17 @@ void check_pcie(const Context& c, Emitter& e) {
     // up for weeks is noise; many, or a rising count, is a marginal link.
     if (l.replay_counter && *l.replay_counter > 0) {
       const bool many = *l.replay_counter >= static_cast<std::uint64_t>(c.t.pcie_replay_warn_count);
-      Finding& fd = e.add(
-          "pcie-replay-errors", many ? Severity::kWarning : Severity::kInfo, {gpu_subject(g.index)},
-          fmt::format("{} PCIe replay counter {}{}{}", gpu_subject(g.index), *l.replay_counter,
-                      bus_suffix(g),
-                      many ? ""
-                           : fmt::format(" (under {}: watch whether it rises under load)",
-                                         c.t.pcie_replay_warn_count)));
-      measure(fd, "pcie_replays", "count", static_cast<double>(*l.replay_counter),
-              c.t.pcie_replay_warn_count, Bound::kAtMost);
-      if (!many) fd.action = Action::kWatch;
+      replays.push_back(
+          {g.index, *l.replay_counter, many ? Severity::kWarning : Severity::kInfo,
+           fmt::format("{} PCIe replay counter {}{}{}", gpu_subject(g.index), *l.replay_counter,
+                       bus_suffix(g),
+                       many ? ""
+                            : fmt::format(" (under {}: watch whether it rises under load)",
+                                          c.t.pcie_replay_warn_count))});
     }
   }
+  // Replays on every GPU at once are one finding of the node's PCIe (rules/node_wide.h).
+  emit_replays(c, replays, e);
 }
 
 // ---------------------------------------------------------------- pairs
@@ -226,10 +227,31 @@ constexpr const char* kConsumerP2p =
     "GeForce cards: NVIDIA's driver offers them no PCIe peer-to-peer (expected; only an NVLink "
     "bridge gives them P2P)";
 
+// No GPU of the pair is known to be other than GeForce, and at least one's model is not in
+// the input (a topo -p2p matrix alone): an NS there may be the GeForce driver's design, so it
+// is not read as a datacenter card's fault.
+bool model_unknown(const GpuFacts* g) { return !g || !g->name; }
+bool consumer_or_unknown(const GpuFacts* g) {
+  return model_unknown(g) || hw::consumer_gpu(*g->name);
+}
+bool unknown_pair(const Facts& f, int a, int b) {
+  const GpuFacts* ga = find_gpu(f, a);
+  const GpuFacts* gb = find_gpu(f, b);
+  return (model_unknown(ga) || model_unknown(gb)) && consumer_or_unknown(ga) &&
+         consumer_or_unknown(gb);
+}
+
+constexpr const char* kUnknownModelP2p =
+    "the GPU model is not in the input: this is expected on GeForce cards (their driver offers "
+    "no PCIe peer-to-peer) and a fault on datacenter cards (ACS/IOMMU, BIOS); paste "
+    "`nvidia-smi -L` beside it to tell which";
+
 void check_p2p(const Context& c, Emitter& e) {
   for (const auto& p : c.facts.pairs) {
     if (p.a == p.b) continue;
     const bool consumer = p.path != PathType::kNVLink && consumer_pair(c.facts, p.a, p.b);
+    const bool unknown =
+        p.path != PathType::kNVLink && !consumer && unknown_pair(c.facts, p.a, p.b);
     const bool rw_known = p.p2p_read.has_value() || p.p2p_write.has_value();
     const bool nv_path = p.path == PathType::kNVLink || (p.nvlinks && *p.nvlinks > 0);
     Severity sev = Severity::kOk;
@@ -246,6 +268,11 @@ void check_p2p(const Context& c, Emitter& e) {
       } else if (consumer) {
         raise(Severity::kInfo);
         why.push_back(kConsumerP2p);
+      } else if (unknown && **s == P2PStatus::kNotSupported) {
+        // NS is what the GeForce driver answers for PCIe P2P; CNS/TNS/U/disabled name the
+        // platform, whatever the card.
+        raise(Severity::kInfo);
+        why.push_back(kUnknownModelP2p);
       } else {
         raise(Severity::kWarning);
       }
