@@ -52,7 +52,12 @@ const char* triage_step_name(TriageStep s);  // "confirm", "classify", …
 
 // The measuring commands whose verdict a finding also decides (their report section and
 // exit code), besides diagnose, which reports every finding.
-enum MeasuredBy : unsigned { kByDiagnoseOnly = 0, kByBench = 1u << 0, kByScale = 1u << 1 };
+enum MeasuredBy : unsigned {
+  kByDiagnoseOnly = 0,
+  kByBench = 1u << 0,
+  kByScale = 1u << 1,
+  kByWatch = 1u << 2,  // a time series (gpuvet watch, scale --duration, a recorded dmon)
+};
 
 // What to do about a finding, from a small fixed set (JSON `action`, docs/json-schema.md):
 //   none             nothing to do (a fact worth knowing, or an expected state)

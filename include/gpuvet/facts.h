@@ -398,6 +398,37 @@ struct GpuSample {
   std::optional<double> power_w;
   std::optional<int> util_pct;
   std::optional<std::uint64_t> clock_event_mask;
+  // What `gpuvet watch` reads beside the above (empty from the scale sampler and most
+  // imports).
+  std::optional<int> mem_mhz;
+  std::optional<int> margin_c;          // T.Limit margin
+  std::optional<double> power_limit_w;  // the enforced limit
+  std::optional<int> mem_util_pct;
+  std::optional<std::uint64_t> memory_used_bytes;
+  std::optional<int> pcie_gen;
+  std::optional<int> pcie_width;
+  // Cumulative counters: the rules and the display use their deltas between samples.
+  std::optional<std::uint64_t> pcie_replays;
+  std::optional<std::uint64_t> ecc_corrected;    // volatile, since driver load
+  std::optional<std::uint64_t> ecc_uncorrected;  // volatile
+  std::optional<int> nvlinks_up;
+  std::optional<int> nvlinks_total;
+  // Accumulated clock-event time per reason ("power", "thermal", …), nanoseconds since driver
+  // load (NVML violation counters).
+  std::map<std::string, std::uint64_t> clock_event_ns;
+};
+
+// The host's pressure at one instant of a time series: PSI "some" shares over the interval
+// since the previous sample (the kernel's totals), in percent.
+// The names of the reasons set in an NVML clock-event mask ("idle", "sw_power_cap",
+// "hw_slowdown", …, "other_0x…" for bits NVML did not name in driver 580), lowest bit first.
+std::vector<std::string> clock_event_names(std::uint64_t mask);
+
+struct HostSample {
+  double t_s = 0;
+  std::optional<double> psi_cpu_some_pct;
+  std::optional<double> psi_io_some_pct;
+  std::optional<double> psi_memory_some_pct;
 };
 
 // A CPU/memory binding seen without a GPU process to tie it to (numactl --show run in the
@@ -472,7 +503,8 @@ struct Facts {
   std::vector<NcclEvent> nccl_events;
   std::vector<Measurement> measurements;
   std::vector<ImportedFile> imported;
-  std::vector<GpuSample> samples;  // time series, ordered by (gpu, t_s)
+  std::vector<GpuSample> samples;        // time series, ordered by (gpu, t_s)
+  std::vector<HostSample> host_samples;  // the host's series beside it (gpuvet watch)
   std::vector<NumaBinding> numa_bindings;
   std::vector<ScaleRun> scale_runs;
   std::vector<PciDevice> pci_devices;      // lspci: merged by bdf

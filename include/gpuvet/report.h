@@ -17,6 +17,7 @@
 #include "gpuvet/gate.h"
 #include "gpuvet/import.h"
 #include "gpuvet/scale.h"
+#include "gpuvet/watch.h"
 
 namespace gpuvet {
 
@@ -107,5 +108,18 @@ std::string catalog_to_markdown();
 // `gpuvet formats`: what each recognised input is and fills; the Markdown is docs/formats.md.
 std::string render_formats_text(std::span<const FormatInfo> formats);
 std::string formats_to_markdown(std::span<const FormatInfo> formats);
+
+// `gpuvet watch`: the header naming the watched GPUs, one line per interval (every GPU's SM
+// clock, temperature and T.Limit margin, power against its limit, utilisation, the active
+// clock-event reasons, and what the counters added since `previous`: PCIe replays, ECC
+// errors, NVLinks lost), and the same interval as one gpuvet.watch/1 JSON line.
+std::string render_watch_header(const Facts& facts, const std::vector<int>& gpus,
+                                double interval_s);
+std::string render_watch_interval(const WatchInterval& interval,
+                                  const std::vector<GpuSample>& previous);
+std::string watch_interval_to_json(const WatchInterval& interval);
+// The closing verdict: the findings the series decides (catalog kByWatch), or that none fired.
+std::string render_watch_verdict(const Facts& facts, const Diagnosis& diagnosis, double watched_s);
+std::string watch_verdict_to_json(const Facts& facts, const Diagnosis& diagnosis, double watched_s);
 
 }  // namespace gpuvet

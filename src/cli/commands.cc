@@ -293,6 +293,8 @@ std::function<Outcome()> setup_gate(CLI::App& app);
 std::function<Outcome()> setup_fleet(CLI::App& app);
 // export_command.cc
 std::function<Outcome()> setup_export(CLI::App& app);
+// watch_command.cc
+std::function<Outcome()> setup_watch(CLI::App& app);
 
 namespace {
 
@@ -360,6 +362,10 @@ const std::vector<Command>& commands() {
        "Run the same training step and inference request on 1 GPU and on N: time per step, "
        "throughput, scaling efficiency, comm share, p50/p95/p99",
        setup_scale},
+      {"watch",
+       "Follow every GPU through NVML interval by interval (clocks, thermal margin, power, "
+       "clock-event reasons, PCIe/ECC/NVLink counters, host PSI) and judge the series over time",
+       setup_watch},
       {"baseline",
        "baseline capture: write a node's conformance fingerprint (GPUs, links, paths, P2P, "
        "NUMA, configuration, bandwidth floors) as a baseline file for its server model",

@@ -423,6 +423,27 @@ void fields(V& v, T&... t) {
   v("power_w", t.power_w...);
   v("util_pct", t.util_pct...);
   v("clock_event_mask", t.clock_event_mask...);
+  v("mem_mhz", t.mem_mhz...);
+  v("margin_c", t.margin_c...);
+  v("power_limit_w", t.power_limit_w...);
+  v("mem_util_pct", t.mem_util_pct...);
+  v("memory_used_bytes", t.memory_used_bytes...);
+  v("pcie_gen", t.pcie_gen...);
+  v("pcie_width", t.pcie_width...);
+  v("pcie_replays", t.pcie_replays...);
+  v("ecc_corrected", t.ecc_corrected...);
+  v("ecc_uncorrected", t.ecc_uncorrected...);
+  v("nvlinks_up", t.nvlinks_up...);
+  v("nvlinks_total", t.nvlinks_total...);
+  v("clock_event_ns", t.clock_event_ns...);
+}
+
+template <class V, MaybeConst<HostSample>... T>
+void fields(V& v, T&... t) {
+  v("t_s", t.t_s...);
+  v("psi_cpu_some_pct", t.psi_cpu_some_pct...);
+  v("psi_io_some_pct", t.psi_io_some_pct...);
+  v("psi_memory_some_pct", t.psi_memory_some_pct...);
 }
 
 template <class V, MaybeConst<NumaBinding>... T>
@@ -480,6 +501,7 @@ void fields(V& v, T&... t) {
   v("measurements", t.measurements..., kAppend);
   // Each input's series keeps its own time origin: appended, not interleaved.
   v("samples", t.samples..., kAppend);
+  v("host_samples", t.host_samples..., kAppend);
   v("numa_bindings", t.numa_bindings..., kAppend);
   v("scale_runs", t.scale_runs..., kAppend);
   v("pci_devices", t.pci_devices...);

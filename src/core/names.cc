@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include "gpuvet/facts.h"
 #include "gpuvet/severity.h"
 
@@ -57,6 +59,29 @@ const char* severity_name(Severity s) {
       return "critical";
   }
   return "unknown";
+}
+
+std::vector<std::string> clock_event_names(std::uint64_t mask) {
+  // nvmlClocksEventReason* / nvmlClocksThrottleReason* bits (nvml.h, driver 580).
+  static const std::pair<std::uint64_t, const char*> kNames[] = {
+      {0x1, "idle"},
+      {0x2, "applications_clocks_setting"},
+      {0x4, "sw_power_cap"},
+      {0x8, "hw_slowdown"},
+      {0x10, "sync_boost"},
+      {0x20, "sw_thermal_slowdown"},
+      {0x40, "hw_thermal_slowdown"},
+      {0x80, "hw_power_brake_slowdown"},
+      {0x100, "display_clock_setting"},
+  };
+  std::vector<std::string> out;
+  std::uint64_t known = 0;
+  for (auto [bit, name] : kNames) {
+    known |= bit;
+    if (mask & bit) out.emplace_back(name);
+  }
+  if (mask & ~known) out.push_back(fmt::format("other_0x{:x}", mask & ~known));
+  return out;
 }
 
 }  // namespace gpuvet

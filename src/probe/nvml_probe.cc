@@ -56,27 +56,7 @@ std::string format_seconds(std::chrono::milliseconds ms) {
   return fmt::format("{:.1f} s", ms.count() / 1000.0);
 }
 
-std::vector<std::string> decode_clock_events(std::uint64_t mask) {
-  static const std::pair<std::uint64_t, const char*> kNames[] = {
-      {nvmlClocksEventReasonGpuIdle, "idle"},
-      {nvmlClocksEventReasonApplicationsClocksSetting, "applications_clocks_setting"},
-      {nvmlClocksEventReasonSwPowerCap, "sw_power_cap"},
-      {nvmlClocksThrottleReasonHwSlowdown, "hw_slowdown"},
-      {nvmlClocksEventReasonSyncBoost, "sync_boost"},
-      {nvmlClocksEventReasonSwThermalSlowdown, "sw_thermal_slowdown"},
-      {nvmlClocksThrottleReasonHwThermalSlowdown, "hw_thermal_slowdown"},
-      {nvmlClocksThrottleReasonHwPowerBrakeSlowdown, "hw_power_brake_slowdown"},
-      {nvmlClocksEventReasonDisplayClockSetting, "display_clock_setting"},
-  };
-  std::vector<std::string> out;
-  std::uint64_t known = 0;
-  for (auto [bit, name] : kNames) {
-    known |= bit;
-    if (mask & bit) out.emplace_back(name);
-  }
-  if (mask & ~known) out.push_back(fmt::format("other_0x{:x}", mask & ~known));
-  return out;
-}
+std::vector<std::string> decode_clock_events(std::uint64_t mask) { return clock_event_names(mask); }
 
 P2PStatus p2p_from_nvml(int s) {
   switch (s) {
@@ -142,8 +122,12 @@ struct GpuProbeOutput {
 class GpuReader {
  public:
   GpuReader(const NvmlLibrary& lib, Slot<GpuProbeOutput>& slot, int index, bool cpu_affinity,
-            bool samples_only)
-      : lib_(lib), slot_(slot), cpu_affinity_(cpu_affinity), samples_only_(samples_only) {
+            bool samples_only, bool sample_health)
+      : lib_(lib),
+        slot_(slot),
+        cpu_affinity_(cpu_affinity),
+        samples_only_(samples_only),
+        sample_health_(sample_health) {
     out_.gpu.index = index;
   }
 
@@ -160,6 +144,14 @@ class GpuReader {
     out_.handle = h;
     if (samples_only_) {
       clocks_and_thermal(h);
+      if (sample_health_) {
+        publish();
+        pcie(h);
+        publish();
+        memory_and_ecc(h);
+        publish();
+        nvlinks(h);
+      }
       slot_.finish(out_);
       return;
     }
@@ -599,6 +591,7 @@ class GpuReader {
   Slot<GpuProbeOutput>& slot_;
   const bool cpu_affinity_;
   const bool samples_only_;
+  const bool sample_health_;
   GpuProbeOutput out_;
   bool lost_ = false;
 };
@@ -826,6 +819,7 @@ NvmlProbeResult probe_loaded(const NvmlProbeOptions& options, const Lib& lib,
   // per GPU only add contention (docs/results/h200-2026-12-02/nvml-threading-ab.md).
   const bool affinity = options.cpu_affinity;
   const bool samples_only = options.samples_only;
+  const bool sample_health = options.sample_health;
   auto skipped = [&](unsigned i) {
     return std::find(options.skip_gpus.begin(), options.skip_gpus.end(), static_cast<int>(i)) !=
            options.skip_gpus.end();
@@ -833,9 +827,9 @@ NvmlProbeResult probe_loaded(const NvmlProbeOptions& options, const Lib& lib,
   std::vector<std::shared_ptr<Slot<GpuProbeOutput>>> slots(count);
   for (unsigned i = 0; i < count; ++i)
     if (!skipped(i))
-      slots[i] =
-          start_probe<GpuProbeOutput>([lib, i, affinity, samples_only](Slot<GpuProbeOutput>& slot) {
-            GpuReader(*lib, slot, static_cast<int>(i), affinity, samples_only).run();
+      slots[i] = start_probe<GpuProbeOutput>(
+          [lib, i, affinity, samples_only, sample_health](Slot<GpuProbeOutput>& slot) {
+            GpuReader(*lib, slot, static_cast<int>(i), affinity, samples_only, sample_health).run();
           });
   const auto gpu_deadline = Clock::now() + options.gpu_timeout;
   std::vector<nvmlDevice_t> handles(count, nullptr);

@@ -38,6 +38,9 @@ struct NvmlProbeOptions {
   // Only what a time series needs (clocks, clock events, temperature, power,
   // utilisation): no identity, ECC, NVLink, processes or pairs.
   bool samples_only = false;
+  // With samples_only: also the counters a watch follows (PCIe link and replays, memory
+  // use and ECC counts, NVLink states), still without identity, processes or pairs.
+  bool sample_health = false;
   // GPUs not to touch (a probe thread may still be stuck in one of them).
   std::vector<int> skip_gpus;
 };

@@ -127,6 +127,9 @@ json facts_document(const Facts& facts, const JsonOptions& options) {
   return doc;
 }
 
+json samples_json(const std::vector<GpuSample>& samples) { return to_json(samples); }
+json host_samples_json(const std::vector<HostSample>& samples) { return to_json(samples); }
+
 std::string dump_document(const nlohmann::ordered_json& doc, int indent) {
   // Invalid UTF-8 from a device string must not abort the dump: it becomes U+FFFD.
   std::string dumped = doc.dump(indent, ' ', false, json::error_handler_t::replace);

@@ -22,6 +22,10 @@ nlohmann::ordered_json finding_json(const Finding& f, const Facts& facts);
 // The same without facts: the GPUs' UUIDs and bus ids are null.
 nlohmann::ordered_json finding_json(const Finding& f);
 
+// A time series the way report/1 writes it (one object per sample, keys from fields()).
+nlohmann::ordered_json samples_json(const std::vector<GpuSample>& samples);
+nlohmann::ordered_json host_samples_json(const std::vector<HostSample>& samples);
+
 std::string dump_document(const nlohmann::ordered_json& doc, int indent);
 
 }  // namespace gpuvet::report

@@ -223,7 +223,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "and multi-GPU jobs go at the pace of the slowest GPU.",
      "Watch time per step and clocks together; improve airflow, standardise power caps and "
      "BIOS/fan settings; check again after ten minutes of load.",
-     "symptom 3", kByScale, A::kFixConfig},
+     "symptom 3", kByScale | kByWatch, A::kFixConfig},
     {"heterogeneous-gpus", "GPUs in the box differ", "inventory", kWarning, kTopology, B::kHardware,
      "GPUs in one box differ (model, VBIOS, power limit, ECC mode, maximum clocks)",
      "Synchronised work runs at the pace of the slowest GPU; mismatched firmware or power caps "

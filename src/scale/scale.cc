@@ -16,7 +16,7 @@
 
 #include "gpuvet/scale.h"
 #include "probe/nvml_probe.h"
-#include "scale/nvml_sampler.h"
+#include "probe/nvml_sampler.h"
 
 #if GPUVET_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -132,96 +132,6 @@ void summarise_scale(ScaleReport& report) {
   }
 }
 
-namespace scale {
-
-void NvmlSampler::start() {
-  t0_ = std::chrono::steady_clock::now();
-  thread_ = std::thread([this] { loop(); });
-}
-
-std::vector<GpuSample> NvmlSampler::stop() {
-  stop_ = true;
-  if (thread_.joinable()) thread_.join();
-  std::lock_guard<std::mutex> lock(mu_);
-  return samples_;
-}
-
-std::size_t NvmlSampler::samples_taken() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return samples_.size();
-}
-
-void NvmlSampler::loop() {
-  struct MarkFinished {
-    std::atomic<bool>& flag;
-    ~MarkFinished() { flag = true; }
-  } mark{finished_};
-  probe::NvmlProbeOptions o;
-  o.library_given_by_user = options_.nvml_library.has_value();
-  o.library = options_.nvml_library.value_or("libnvidia-ml.so.1");
-  o.init_timeout = options_.init_timeout;
-  o.gpu_timeout = options_.gpu_timeout;
-  o.cpu_affinity = false;
-  o.samples_only = true;
-  auto since_start = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-  };
-  const auto loaded = probe::load_nvml(o);
-  if (!loaded.library) {
-    abandoned_probes_ = loaded.abandoned_threads;
-    abandoned_count_ += loaded.abandoned_threads ? 1 : 0;
-    notes_.push_back("no NVML samples: " + loaded.failure_message);
-    return;
-  }
-  auto next = t0_;
-  while (!stop_) {
-    const probe::NvmlProbeResult r = probe::probe_nvml(o, loaded.library);
-    const double t = since_start();
-    if (r.abandoned_threads) {
-      abandoned_probes_ = true;
-      ++abandoned_count_;
-    }
-    if (r.failure != NvmlFailure::kNone) {
-      notes_.push_back(fmt::format("NVML samples stopped at {:.1f} s: {}", t, r.failure_message));
-      return;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (const auto& g : r.gpus) {
-        if (g.unresponsive) continue;
-        GpuSample s;
-        s.gpu = g.index;
-        s.t_s = t;
-        s.sm_mhz = g.clocks.sm_mhz;
-        s.gpu_c = g.thermal.gpu_c;
-        s.power_w = g.power.draw_w;
-        s.util_pct = g.utilization.gpu_pct;
-        s.clock_event_mask = g.clock_events.active_mask;
-        samples_.push_back(s);
-      }
-    }
-    // A GPU that stopped answering is not asked again: a hung call would leave one more
-    // thread inside the driver per sample.
-    for (const auto& g : r.gpus)
-      if (g.unresponsive &&
-          std::find(o.skip_gpus.begin(), o.skip_gpus.end(), g.index) == o.skip_gpus.end()) {
-        o.skip_gpus.push_back(g.index);
-        notes_.push_back(
-            fmt::format("GPU{} not sampled after {:.1f} s: {}", g.index, t, *g.unresponsive));
-      }
-    if (!r.gpus.empty() && o.skip_gpus.size() >= r.gpus.size()) {
-      notes_.push_back("NVML samples stopped: no GPU answers");
-      return;
-    }
-    next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-        std::chrono::duration<double>(options_.interval_s));
-    while (!stop_ && std::chrono::steady_clock::now() < next)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-
-}  // namespace scale
-
 ScaleReport run_scale(const ScaleOptions& options, [[maybe_unused]] const Env& env) {
   ScaleReport report;
   const auto t0 = std::chrono::steady_clock::now();
@@ -302,10 +212,10 @@ ScaleReport run_scale(const ScaleOptions& options, [[maybe_unused]] const Env& e
     SustainedTrace trace;
     trace.preset = preset.name;
     trace.gpus = n;
-    scale::SamplerOptions sampling;
+    probe::SamplerOptions sampling;
     sampling.nvml_library = options.nvml_library;
     sampling.interval_s = options.sample_interval_s;
-    scale::NvmlSampler sampler(std::move(sampling));
+    probe::NvmlSampler sampler(std::move(sampling));
     if (options.progress)
       std::fprintf(stderr, "gpuvet scale: sustained %s on %d GPU(s) for %.0f s …\n",
                    preset.name.c_str(), n, options.duration_s);

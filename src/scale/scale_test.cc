@@ -15,7 +15,6 @@
 #include <thread>
 
 #include "gpuvet/diagnose.h"
-#include "scale/nvml_sampler.h"
 
 namespace gpuvet {
 namespace {
@@ -224,70 +223,6 @@ TEST(Scale, NothingRunsWithoutAGpuAndSaysWhy) {
   ASSERT_FALSE(r.notes.empty());
   o.presets = {"no-such-preset"};
   EXPECT_NE(run_scale(o, env).notes.front().find("unknown preset"), std::string::npos);
-}
-
-// The sustained sampler against the fake NVML. GPU1 hangs in the first call of a sample
-// for 600 s: after one stuck probe it is no longer asked, GPU0 goes on being sampled, and
-// the report says a thread was left in the driver. Waits are bounded by sample counts and
-// a generous cap, not by wall-clock expectations.
-std::vector<GpuSample> sample_until(scale::NvmlSampler& sampler, std::size_t wanted) {
-  sampler.start();
-  for (int i = 0; i < 3000 && sampler.samples_taken() < wanted; ++i)  // at most ~60 s
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  return sampler.stop();
-}
-
-scale::SamplerOptions fake_sampling(const char* scenario) {
-  ::setenv("GPUVET_FAKE_NVML_SCENARIO",
-           (std::string(GPUVET_TEST_DATA) + "/scenarios/" + scenario).c_str(), 1);
-  scale::SamplerOptions o;
-  o.nvml_library = GPUVET_FAKE_NVML;
-  o.interval_s = 0.05;
-  o.gpu_timeout = std::chrono::milliseconds(300);
-  return o;
-}
-
-TEST(ScaleSampler, HungGpuIsAbandonedOnceAndTheOthersAreStillSampled) {
-  scale::NvmlSampler sampler(fake_sampling("fault-clock-hang.json"));
-  const auto samples = sample_until(sampler, 6);
-  ASSERT_GE(samples.size(), 6u);
-  for (const auto& s : samples) {
-    EXPECT_EQ(s.gpu, 0);
-    EXPECT_TRUE(s.sm_mhz);
-    EXPECT_TRUE(s.power_w);
-  }
-  EXPECT_TRUE(sampler.abandoned_probes());
-  EXPECT_EQ(sampler.abandoned_count(), 1);  // one stuck thread, not one per sample
-  ASSERT_EQ(sampler.notes().size(), 1u);
-  EXPECT_NE(sampler.notes()[0].find("GPU1 not sampled"), std::string::npos) << sampler.notes()[0];
-  EXPECT_NE(sampler.notes()[0].find("nvmlDeviceGetClockInfo"), std::string::npos);
-}
-
-TEST(ScaleSampler, HealthyGpusAreSampledWithoutAbandonedProbes) {
-  scale::NvmlSampler sampler(fake_sampling("2gpu-pcie-sys.json"));
-  const auto samples = sample_until(sampler, 6);
-  ASSERT_GE(samples.size(), 6u);
-  std::set<int> gpus;
-  for (const auto& s : samples) gpus.insert(s.gpu);
-  EXPECT_EQ(gpus, (std::set<int>{0, 1}));
-  EXPECT_FALSE(sampler.abandoned_probes());
-  EXPECT_TRUE(sampler.notes().empty()) << sampler.notes()[0];
-}
-
-TEST(ScaleSampler, InitHangStopsTheSamplerAndIsReportedAsAbandoned) {
-  auto o = fake_sampling("fault-init-hang.json");
-  o.init_timeout = std::chrono::milliseconds(300);
-  scale::NvmlSampler sampler(o);
-  sampler.start();
-  for (int i = 0; i < 3000 && !sampler.finished(); ++i)  // at most ~60 s
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  const auto samples = sampler.stop();
-  EXPECT_TRUE(samples.empty());
-  EXPECT_TRUE(sampler.abandoned_probes());
-  EXPECT_EQ(sampler.abandoned_count(), 1);
-  ASSERT_EQ(sampler.notes().size(), 1u);
-  EXPECT_NE(sampler.notes()[0].find("nvmlInit did not return"), std::string::npos)
-      << sampler.notes()[0];
 }
 
 }  // namespace

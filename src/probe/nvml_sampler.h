@@ -1,6 +1,8 @@
-// scale/nvml_sampler.h — the sustained mode's time series: clocks, clock-event reasons,
-// temperature, power and utilisation of every GPU, read through NVML every interval
-// while the workload runs.
+// probe/nvml_sampler.h — a time series of every GPU read through NVML alone, every
+// interval: clocks, clock-event reasons, temperature, power and utilisation (what
+// `gpuvet scale --duration` needs), and with `health` the counters `gpuvet watch` follows
+// (T.Limit margin, power limit, memory, PCIe link and replays, ECC, NVLink states,
+// accumulated clock-event time). With `host_fs`, the host's PSI beside it.
 //
 // The sampler owns one thread. It loads NVML once, on that thread under the init
 // deadline, and reuses the library for every sample. A GPU whose probe did not return by
@@ -20,15 +22,20 @@
 #include <thread>
 #include <vector>
 
+#include "gpuvet/env.h"
 #include "gpuvet/facts.h"
 
-namespace gpuvet::scale {
+namespace gpuvet::probe {
 
 struct SamplerOptions {
   std::optional<std::string> nvml_library;  // as CollectOptions::nvml_library
   double interval_s = 1.0;
   std::chrono::milliseconds init_timeout{4000};
   std::chrono::milliseconds gpu_timeout{3000};
+  bool health = false;    // NvmlProbeOptions::sample_health
+  std::vector<int> gpus;  // only these indices (empty: all)
+  // Read /proc/pressure/{cpu,io,memory} through this each interval (null: no host series).
+  const FileSystem* host_fs = nullptr;
 };
 
 class NvmlSampler {
@@ -43,6 +50,12 @@ class NvmlSampler {
   std::vector<GpuSample> stop();
 
   std::size_t samples_taken() const;
+  // Samples [from, samples_taken()) so far, and the host series likewise: for a live
+  // display while the sampler runs.
+  std::vector<GpuSample> samples_since(std::size_t from) const;
+  std::vector<HostSample> host_samples_since(std::size_t from) const;
+  // After stop(): the host series.
+  std::vector<HostSample> host_samples() const { return host_samples_since(0); }
   // The thread has given up on its own (NVML failed or hung): stop() returns at once.
   bool finished() const { return finished_; }
   // A probe thread was left inside NVML: leave with _exit, not through destructors.
@@ -54,6 +67,7 @@ class NvmlSampler {
 
  private:
   void loop();
+  void sample_host(double t);
 
   const SamplerOptions options_;
   std::chrono::steady_clock::time_point t0_;
@@ -62,10 +76,14 @@ class NvmlSampler {
   std::atomic<bool> finished_{false};
   mutable std::mutex mu_;
   std::vector<GpuSample> samples_;
+  std::vector<HostSample> host_samples_;
+  // The PSI totals of the previous host sample (µs), cpu/io/memory.
+  std::optional<std::uint64_t> psi_prev_[3];
+  double psi_prev_t_ = 0;
   // Written by the sampler thread, read after it is joined.
   bool abandoned_probes_ = false;
   int abandoned_count_ = 0;
   std::vector<std::string> notes_;
 };
 
-}  // namespace gpuvet::scale
+}  // namespace gpuvet::probe
