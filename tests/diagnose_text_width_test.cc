@@ -86,9 +86,14 @@ TEST(DiagnoseTextWidth, PowerBrakeOnEightGpusIsOneLinePerFindingId) {
   ASSERT_TRUE(facts.is_ok());
   const Diagnosis d = diagnose(facts.value());
   const std::string t = render_diagnosis_text(facts.value(), d);
-  std::size_t replay_findings = 0;
-  for (const auto& f : d.findings) replay_findings += f.id == "pcie-replay-errors";
-  ASSERT_GT(replay_findings, 3u) << "the paste has replays on several GPUs";
+  std::size_t replay_findings = 0, replay_subjects = 0;
+  for (const auto& f : d.findings)
+    if (f.id == "pcie-replay-errors") {
+      ++replay_findings;
+      replay_subjects += f.subjects.size();
+    }
+  ASSERT_GT(replay_subjects, 3u) << "the paste has replays on several GPUs";
+  EXPECT_EQ(replay_findings, 1u) << "replays on every GPU are one node-wide finding";
   std::size_t blocks = 0;
   for (auto at = t.find("\nWARNING  pcie-replay-errors"); at != std::string::npos;
        at = t.find("\nWARNING  pcie-replay-errors", at + 1))
@@ -103,7 +108,7 @@ TEST(DiagnoseTextWidth, PowerBrakeOnEightGpusIsOneLinePerFindingId) {
   std::istringstream in(t);
   std::size_t n = 0;
   for (std::string line; std::getline(in, line);) ++n;
-  EXPECT_LT(n, 60u) << "140 lines before grouping\n" << t;
+  EXPECT_LT(n, 80u) << "140 lines before grouping (the Coverage part adds about 15)\n" << t;
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The coverage part of the diagnosis report: what was checked, on what, and what was not.
 #include "report/coverage.h"
 
+#include "report/text_layout.h"
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,26 +22,6 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
     s += x;
   }
   return s;
-}
-
-// Greedy word wrap; continuation lines get `indent` spaces.
-std::string wrap(std::string_view text, std::size_t width, std::size_t indent) {
-  std::string out, line;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && text[i] == ' ') ++i;
-    std::size_t j = text.find(' ', i);
-    if (j == std::string_view::npos) j = text.size();
-    const std::string_view word = text.substr(i, j - i);
-    if (!line.empty() && line.size() + 1 + word.size() > width) {
-      out += line + "\n" + std::string(indent, ' ');
-      line.clear();
-    }
-    if (!line.empty()) line += ' ';
-    line += word;
-    i = j;
-  }
-  return out + line;
 }
 
 bool counts(const CoverageItem& c) { return !c.optional; }
@@ -140,7 +122,8 @@ void render_coverage_text(TerminalText& o, const Diagnosis& d, bool verbose, boo
       names.push_back(n);
     }
     if (names.empty()) continue;
-    o << label(status_label(s), true) << wrap(join(names, ", "), width - kLabel, kLabel) << "\n";
+    o << label(status_label(s), true) << wrap_text(join(names, ", "), width, kLabel, kLabel)
+      << "\n";
   }
   // Each gap with what is missing and the command that fills it.
   for (CoverageStatus s : {CoverageStatus::kPartial, CoverageStatus::kNotChecked}) {
@@ -151,7 +134,7 @@ void render_coverage_text(TerminalText& o, const Diagnosis& d, bool verbose, boo
       if (verbose && !item.evidence.empty()) text += " (" + item.evidence + ")";
       if (!item.missing.empty()) text += " — " + item.missing;
       if (!item.how_to_get.empty()) text += ": " + item.how_to_get;
-      o << label(status_label(s), first) << wrap(text, width - kLabel, kLabel + 2) << "\n";
+      o << label(status_label(s), first) << wrap_text(text, width, kLabel, kLabel + 2) << "\n";
       first = false;
     }
   }

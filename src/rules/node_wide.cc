@@ -104,8 +104,12 @@ void emit_replays(const Context& c, const std::vector<ReplayFinding>& found, Emi
   std::vector<int> idx;
   for (const auto& r : found) idx.push_back(r.gpu);
   if (!every_gpu(c.facts, idx)) {
-    for (const auto& r : found)
-      e.add("pcie-replay-errors", r.severity, {gpu_subject(r.gpu)}, r.evidence);
+    for (const auto& r : found) {
+      Finding& fd = e.add("pcie-replay-errors", r.severity, {gpu_subject(r.gpu)}, r.evidence);
+      measure(fd, "pcie_replays", "count", static_cast<double>(r.count), c.t.pcie_replay_warn_count,
+              Bound::kAtMost);
+      if (r.severity < Severity::kWarning) fd.action = Action::kWatch;
+    }
     return;
   }
   // The worst GPU's severity: 43 and 49 beside six over 50 is still one fault of the node.
@@ -131,8 +135,14 @@ void emit_replays(const Context& c, const std::vector<ReplayFinding>& found, Emi
   fd.decision_note =
       "Node-level: look at what the GPUs' links share before reseating GPUs one by one: the "
       "PCIe switch and retimer boards, the backplane, the BIOS PCIe settings and firmware, and "
-      "the kernel log for AER errors on the upstream ports (dmesg | grep -i aer); watch "
-      "whether the counters rise under load.";
+      "the kernel log for AER errors on the upstream ports (dmesg | grep -i aer). Then, per "
+      "GPU:";
+  // The observed value is the worst GPU's counter.
+  std::uint64_t worst = 0;
+  for (const auto& r : found) worst = std::max(worst, r.count);
+  measure(fd, "pcie_replays", "count", static_cast<double>(worst), c.t.pcie_replay_warn_count,
+          Bound::kAtMost);
+  if (fd.severity < Severity::kWarning) fd.action = Action::kWatch;
   e.add("pcie-replay-errors", std::move(fd));
 }
 
