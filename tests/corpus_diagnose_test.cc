@@ -23,7 +23,9 @@ namespace fs = std::filesystem;
 // Not listed on purpose (healthy by design, info at most): the 2× H100 PCIe nvlink -s with 12 of
 // 18 links up (all three bridges' links), the 2× RTX 2080 Ti p2pBandwidthLatencyTest that
 // cannot access its peer (GeForce: no PCIe P2P in NVIDIA's driver), the RTX 3090 whose
-// requested and enforced limits agree at 200 W of 350 W (an administrator's nvidia-smi -pl).
+// requested and enforced limits agree at 200 W of 350 W (an administrator's nvidia-smi -pl),
+// the AutoDL 2× RTX 2080 Ti topo -p2p matrix alone (NS with no GPU model in the file: info,
+// since GeForce cards have no PCIe P2P and nothing says these are datacenter cards).
 const std::map<std::pair<std::string, std::string>, const char*> kRealProblems = {
     {{"nvbandwidth/"
       "nvbandwidth-issue34-8x-a100-sxm4-80gb-d2d-read-ce-pattern-verification-assert.txt",
@@ -69,8 +71,6 @@ const std::map<std::pair<std::string, std::string>, const char*> kRealProblems =
      "the link really trained at x8 of x16"},
     {{"nvsmi-xml/telegraf-tesla-t4-drv515.xml", "pcie-link-degraded"},
      "the link really trained at x8 of x16"},
-    {{"p2p/autodl-2x-rtx2080ti-topo-p2p-p-not-supported.txt", "p2p-unavailable"},
-     "the capture shows P2P refused between the two GPUs"},
     {{"p2p/mleng-2x-l4-topo-p2p-r-cns-chipset-not-supported.txt", "p2p-unavailable"},
      "the capture shows P2P refused between the two GPUs"},
     {{"xid/bumblebee-issue554-legacy-gpu-fallen-off-bus.log", "gpu-unresponsive"},

@@ -59,6 +59,18 @@ enum MeasuredBy : unsigned {
   kByWatch = 1u << 2,  // a time series (gpuvet watch, scale --duration, a recorded dmon)
 };
 
+// What to do about a finding, from a small fixed set (JSON `action`, docs/json-schema.md):
+//   none             nothing to do (a fact worth knowing, or an expected state)
+//   watch            nothing now; keep an eye on it (a counter that may rise, old history)
+//   fix-config       a setting is wrong: BIOS, driver, power cap, affinity, NCCL, fabric manager
+//   reseat-or-rma    the hardware is suspect: reseat, swap the riser or cable, or return it
+//   drain            take the node (or GPU) out of service now: it cannot run jobs correctly
+//   fix-application  the job itself is the cause: its code, launch, binding or data path
+// kUnset is not an action: a catalog row without one (a test checks every row has one).
+enum class Action { kUnset, kNone, kWatch, kFixConfig, kReseatOrRma, kDrain, kFixApplication };
+const char* action_name(Action a);  // "none", "watch", …; "" for kUnset
+std::optional<Action> parse_action(std::string_view name);
+
 struct CatalogEntry {
   const char* id;        // stable kebab-case id, never renamed
   const char* title;     // one line
@@ -71,6 +83,7 @@ struct CatalogEntry {
   const char* decision;
   const char* article;                     // "task 2", "symptom 1", "story 3", "measurement", …
   unsigned measured_by = kByDiagnoseOnly;  // MeasuredBy bits
+  Action action = Action::kUnset;          // what to do about it by default
 };
 
 // Every entry, in catalog order (append-only).
@@ -78,6 +91,18 @@ std::span<const CatalogEntry> finding_catalog();
 const CatalogEntry* find_catalog_entry(std::string_view id);
 // Whether the finding `id` decides the verdict of `command` (kByBench or kByScale).
 bool finding_measured_by(std::string_view id, MeasuredBy command);
+
+// Whether an expected value is the least acceptable, the most acceptable or the exact one.
+enum class Bound { kAtLeast, kAtMost, kExactly };
+const char* bound_name(Bound b);  // "at-least", "at-most", "exactly"
+
+// One number of a finding: what was observed, or what was expected (a threshold, a rating).
+struct FindingValue {
+  std::string quantity;  // snake_case: "sm_clock", "pcie_width", "temperature", "bandwidth", …
+  double value = 0;
+  std::string unit;               // "MHz", "lanes", "C", "W", "GB/s", "count", "fraction", …
+  Bound bound = Bound::kExactly;  // meaningful for `expected` only
+};
 
 struct Finding {
   std::string id;
@@ -89,7 +114,17 @@ struct Finding {
   std::optional<Bottleneck> bottleneck;
   // Extra decision text for this instance (e.g. "fix the topology findings first").
   std::optional<std::string> decision_note;
+  // The number the rule compared and what it compared it with (JSON `observed`, `expected`);
+  // empty when the finding is not a comparison of numbers.
+  std::optional<FindingValue> observed;
+  std::optional<FindingValue> expected;
+  // The action for this instance when its severity calls for another than the catalog's
+  // (a recent Xid 79: drain; the same Xid days ago: watch). Empty: the catalog's.
+  std::optional<Action> action;
 };
+
+// The action a finding calls for: its own, else its catalog row's, else none.
+Action finding_action(const Finding& f);
 
 struct SymptomPattern {
   const char* id;  // "util-high-wallclock-worse", …
@@ -161,6 +196,34 @@ struct DiagnoseOptions {
   std::optional<double> now_uptime_s;
 };
 
+// Coverage: which of the playbook's checks ran on what evidence (src/rules/coverage.cc). A
+// check is "checked" only when the facts its rules need are there for every GPU (or for the
+// host), "partial" when for some, "not-checked" when for none, "not-applicable" when the
+// machine has nothing to check (peer checks on a one-GPU box).
+enum class CoverageStatus { kChecked, kPartial, kNotChecked, kNotApplicable };
+const char* coverage_status_name(CoverageStatus s);  // "checked", "partial", …
+
+struct CoverageItem {
+  // Stable id, never renamed: "gpu-inventory", "topology", "p2p", "nvlink", "pcie-link",
+  // "acs-iommu", "numa-affinity", "clocks-throttle", "power", "thermal", "ecc", "xid",
+  // "processes", "host-cpu", "host-io", "host-network", "measurements".
+  std::string check;
+  std::string title;  // for people: "ECC", "ACS/IOMMU", "host CPU"
+  CoverageStatus status = CoverageStatus::kNotChecked;
+  std::string evidence;    // the sources it ran on: "live NVML", "nvidia-smi, topo-m"
+  std::string missing;     // what is not known, and for which GPUs (empty when checked)
+  std::string how_to_get;  // the command that would provide it (empty when checked)
+  // A measurement the node's state does not need (bench, scale): its absence does not stop
+  // an all-clear, but it is still said.
+  bool optional = false;
+};
+
+// The coverage of `facts`, in playbook order.
+std::vector<CoverageItem> compute_coverage(const Facts& facts);
+// PIX/PXB/NODE GPU pairs whose ACS state is unknown, said with the command to paste; empty
+// when every such pair's ACS state is known (or there is none).
+std::optional<std::string> acs_unknown_note(const Facts& facts);
+
 struct Diagnosis {
   std::vector<Finding> findings;  // triage order: worst first, then step, then id
   Bottleneck bottleneck = Bottleneck::kUnknown;
@@ -172,6 +235,7 @@ struct Diagnosis {
   // capture bundle without its manifest, two GPUs on one PCI address). Each is also a note.
   // Non-empty: exit 3 ("could not do its job") unless a finding is critical.
   std::vector<std::string> incomplete;
+  std::vector<CoverageItem> coverage;  // which checks ran on what evidence (compute_coverage)
 };
 
 Diagnosis diagnose(const Facts& facts, const DiagnoseOptions& options = {});

@@ -297,7 +297,10 @@ struct KernelLog {
   bool readable = false;
   std::optional<std::string> why_unreadable;
   std::vector<XidEvent> xids;
-  std::vector<std::string> fallen_off_bus;   // "GPU has fallen off the bus" lines
+  std::vector<std::string> fallen_off_bus;  // "GPU has fallen off the bus" lines
+  // The same lines, one event each in the same order, with their times (code 79, message the
+  // line), so their age is judged like an Xid's.
+  std::vector<XidEvent> fallen_off_bus_events;
   std::vector<DeviceErrorLog> pcie_aer;      // PCIe AER errors, per device and severity
   std::vector<DeviceErrorLog> iommu_faults;  // IOMMU (DMAR, AMD-Vi) faults, per device and kind
 };

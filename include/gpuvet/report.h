@@ -31,6 +31,7 @@ std::string facts_to_json(const Facts& facts, const JsonOptions& options = {});
 struct TextOptions {
   bool color = false;  // ANSI colours (see color_wanted)
   bool verbose = false;
+  int width = 100;  // terminal columns the diagnose report wraps to (see text_width_wanted)
 };
 
 // What decides whether text output is coloured; the environment strings are null when unset.
@@ -43,6 +44,15 @@ struct ColorContext {
 // Colour only on a terminal whose TERM is set and not "dumb", and only while NO_COLOR is
 // unset or empty (no-color.org); --no-color always wins.
 bool color_wanted(const ColorContext& context);
+
+// What decides the width of the text output.
+struct WidthContext {
+  int tty_columns = 0;            // the terminal's columns when stdout is one (0: not, unknown)
+  const char* columns = nullptr;  // $COLUMNS
+};
+// The terminal's width when known, else $COLUMNS when it is a number, else 100; clamped to
+// [60, 200].
+int text_width_wanted(const WidthContext& context);
 
 // `text` with its control characters made visible, for a terminal: C0 controls other than
 // tab and newline, and DEL, become "\x1b"-style escapes, C1 controls (U+0080–U+009F)

@@ -119,7 +119,7 @@ TEST(CaptureTest, WritesOutputsFactsAndManifest) {
 
   // Read back: the manifest's failures become notes, nothing crashes.
   auto back = import::import_path(b.dir.string());
-  ASSERT_TRUE(back.is_ok());
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
   bool noted = false;
   for (const auto& n : back.value().notes) noted |= n.find("`dmesg` exit 1") != std::string::npos;
   EXPECT_TRUE(noted);

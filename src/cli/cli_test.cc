@@ -591,5 +591,30 @@ TEST(CliDiagnose, NvbandwidthPatternFailureIsDataCorruptionExit2) {
   EXPECT_EQ(r.out.find("as fast as it should be"), std::string::npos) << r.out;
 }
 
+// A directory of two machines' nvidia-smi -q -x (real telegraf fixtures: an A100 box and a dual
+// RTX 2070 box, both with a GPU at 0000:01:00.0) is refused with exit 3, naming both; one
+// machine's outputs in a directory are read as before.
+TEST(CliDiagnose, SeveralMachinesInOneDirectoryAreRefused) {
+  testing::TempDir dir("gpuvet-cli-machines");
+  const std::string nvsmi = testing::fixture("capture/nvsmi/");
+  dir.write("a/q.xml", testing::read_file(nvsmi + "telegraf-a100-sxm4-80gb-mig-drv535.xml"));
+  dir.write("b/q.xml", testing::read_file(nvsmi + "telegraf-dual-rtx2070-v13.xml"));
+  for (const char* cmd : {"diagnose", "facts"}) {
+    auto r = gpuvet({cmd, "--from", dir.path()});
+    EXPECT_EQ(r.exit_code, 3) << cmd << r.out << r.err;
+    EXPECT_NE(r.err.find("describe 2 different machines"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("a/q.xml"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("b/q.xml"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("mixed GPUs"), std::string::npos) << r.out;
+  }
+  auto one = gpuvet({"diagnose", "--from", dir.path() + "/a"});
+  EXPECT_NE(one.exit_code, 3) << one.err;
+  testing::TempDir same("gpuvet-cli-machines");
+  same.write("q.txt", testing::read_file(nvsmi + "gpuvet-h200-drv580-q.txt"));
+  same.write("q.xml", testing::read_file(nvsmi + "gpuvet-h200-drv580-q.xml"));
+  auto h200 = gpuvet({"diagnose", "--from", same.path()});
+  EXPECT_EQ(h200.exit_code, 0) << h200.out << h200.err;
+}
+
 }  // namespace
 }  // namespace gpuvet

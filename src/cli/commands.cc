@@ -1,3 +1,4 @@
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -13,6 +14,7 @@
 #include "gpuvet/bundle.h"
 #include "gpuvet/collect.h"
 #include "gpuvet/import.h"
+#include "gpuvet/prometheus.h"
 #include "gpuvet/report.h"
 #include "live.h"
 
@@ -35,6 +37,14 @@ void add_live_options(CLI::App& app, LiveArgs& args) {
   app.add_flag("--json", args.json, "Print JSON (schema gpuvet.report/1, docs/json-schema.md)");
   app.add_flag("-v,--verbose", args.verbose, "Show every Xid event, unreadable field and note");
   app.add_flag("--no-color", args.no_color, "No ANSI colours even on a terminal");
+  add_probe_options(app, args);
+  app.add_option(
+      "--from", args.from,
+      "Read saved outputs (a file or a directory: nvidia-smi, topo, dmesg, numactl, NCCL logs, "
+      "gpuvet capture bundles, …) instead of this machine; - reads a paste on standard input");
+}
+
+void add_probe_options(CLI::App& app, LiveArgs& args) {
   app.add_option("--nvml", args.nvml,
                  "NVML library to load (default libnvidia-ml.so.1, or $GPUVET_NVML_LIBRARY)");
   app.add_option("--root", args.root, "Read /proc and /sys under this directory (a saved tree)")
@@ -49,10 +59,6 @@ void add_live_options(CLI::App& app, LiveArgs& args) {
       ->check(finite_range(0.0, 60.0))
       ->capture_default_str();
   app.add_flag("--no-kernel-log", args.no_kernel_log, "Do not read the kernel log for Xid events");
-  app.add_option(
-      "--from", args.from,
-      "Read saved outputs (a file or a directory: nvidia-smi, topo, dmesg, numactl, NCCL logs, "
-      "gpuvet capture bundles, …) instead of this machine; - reads a paste on standard input");
 }
 
 CollectOptions collect_options(const LiveArgs& args) {
@@ -96,9 +102,36 @@ bool any_recognised(const Facts& facts) {
                      [](const ImportedFile& f) { return f.format != "unrecognised"; });
 }
 
+bool prom_target_usable(const std::string& path) {
+  if (path.empty()) return true;
+  const Status s = check_textfile_target(path);
+  if (!s.is_ok()) std::cerr << "gpuvet: " << s.message() << "\n";
+  return s.is_ok();
+}
+
+bool write_prom_file(const std::string& path, const Facts& facts, const Diagnosis* diagnosis,
+                     std::optional<int> expect_gpus, std::optional<double> duration_s) {
+  if (path.empty()) return true;
+  MetricsSnapshot m = snapshot_from_facts(facts, diagnosis);
+  m.gpus_expected = expect_gpus;
+  m.collect_duration_s = duration_s;
+  const Status s = write_textfile(path, render_prometheus(m));
+  if (!s.is_ok()) std::cerr << "gpuvet: " << s.message() << "\n";
+  return s.is_ok();
+}
+
 bool use_color(const LiveArgs& args) {
   return color_wanted(ColorContext{args.no_color, ::isatty(STDOUT_FILENO) == 1, std::getenv("TERM"),
                                    std::getenv("NO_COLOR")});
+}
+
+int stdout_text_width() {
+  WidthContext context;
+  struct winsize size {};
+  if (::isatty(STDOUT_FILENO) == 1 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0)
+    context.tty_columns = size.ws_col;
+  context.columns = std::getenv("COLUMNS");
+  return text_width_wanted(context);
 }
 
 namespace {
@@ -145,16 +178,33 @@ Outcome facts_from(const std::string& path, bool json, const TextOptions& text) 
 
 std::function<Outcome()> setup_facts(CLI::App& app) {
   auto args = std::make_shared<LiveArgs>();
+  auto prom = std::make_shared<std::string>();
   add_live_options(app, *args);
-  return [args]() -> Outcome {
+  app.add_option("--prom", *prom,
+                 "Also write the readings as Prometheus metrics to FILE (node_exporter textfile "
+                 "collector; written atomically; see docs/prometheus.md)");
+  return [args, prom]() -> Outcome {
     TextOptions text;
     text.color = use_color(*args);
     text.verbose = args->verbose;
-    if (!args->from.empty()) return facts_from(args->from, args->json, text);
+    if (!prom_target_usable(*prom)) return {kExitUnusable, false};
+    if (!args->from.empty()) {
+      if (prom->empty()) return facts_from(args->from, args->json, text);
+      Outcome outcome = facts_from(args->from, args->json, text);
+      if (outcome.exit_code == kExitUnusable) return outcome;
+      auto imported = import_from(args->from);
+      if (!imported.is_ok() ||
+          !write_prom_file(*prom, imported.value(), nullptr, std::nullopt, std::nullopt))
+        return {kExitUnusable, false};
+      return outcome;
+    }
+    const auto start = std::chrono::steady_clock::now();
     const CollectOptions o = collect_options(*args);
     const SystemEnv env(o.root);
     Collection c = collect_facts(o, env);
-    const Outcome outcome{facts_exit_code(c, o), c.abandoned_probes};
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    Outcome outcome{facts_exit_code(c, o), c.abandoned_probes};
     if (outcome.exit_code == kExitUnusable) {
       std::cerr << "gpuvet: " << c.nvml_failure_message << "\n";
       return outcome;
@@ -163,6 +213,8 @@ std::function<Outcome()> setup_facts(CLI::App& app) {
       std::cout << facts_to_json(c.facts) << "\n";
     else
       std::cout << render_facts_text(c.facts, text);
+    if (!write_prom_file(*prom, c.facts, nullptr, std::nullopt, took))
+      outcome.exit_code = kExitUnusable;
     return outcome;
   };
 }
@@ -239,6 +291,8 @@ std::function<Outcome()> setup_baseline(CLI::App& app);
 std::function<Outcome()> setup_gate(CLI::App& app);
 // fleet_command.cc
 std::function<Outcome()> setup_fleet(CLI::App& app);
+// export_command.cc
+std::function<Outcome()> setup_export(CLI::App& app);
 // watch_command.cc
 std::function<Outcome()> setup_watch(CLI::App& app);
 
@@ -325,6 +379,10 @@ const std::vector<Command>& commands() {
        "fleet report: group like nodes and name the drifted ones",
        setup_fleet},
       {"findings", "List the findings catalog (ids, severities, what each means)", setup_findings},
+      {"export",
+       "Serve this node's GPU readings, findings and verdict as Prometheus metrics (/metrics on "
+       "loopback) or keep a node_exporter textfile fresh, collecting at most every --interval",
+       setup_export},
   };
   return kCommands;
 }

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -22,6 +23,7 @@ struct DiagnoseArgs {
   LiveArgs live;
   int expect_gpus = -1;
   std::string config;
+  std::string prom;
 };
 
 }  // namespace
@@ -35,7 +37,11 @@ std::function<Outcome()> setup_diagnose(CLI::App& app) {
   app.add_option("--config", args->config,
                  "TOML file with a [thresholds] table overriding rule thresholds "
                  "(see docs/findings.md)");
+  app.add_option("--prom", args->prom,
+                 "Also write the readings, findings and verdict as Prometheus metrics to FILE "
+                 "(node_exporter textfile collector; written atomically; docs/prometheus.md)");
   return [args]() -> Outcome {
+    if (!prom_target_usable(args->prom)) return {kExitUnusable, false};
     DiagnoseOptions options;
     if (!args->config.empty()) {
       auto t = load_thresholds(args->config);
@@ -49,6 +55,7 @@ std::function<Outcome()> setup_diagnose(CLI::App& app) {
 
     Facts facts;
     bool abandoned = false;
+    std::optional<double> took;
     std::string command = "diagnose";
     if (!args->live.from.empty()) {
       command = "diagnose --from";
@@ -65,9 +72,11 @@ std::function<Outcome()> setup_diagnose(CLI::App& app) {
         return {kExitUnusable, false};
       }
     } else {
+      const auto start = std::chrono::steady_clock::now();
       const CollectOptions o = collect_options(args->live);
       const SystemEnv env(o.root);
       Collection c = collect_facts(o, env);
+      took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       abandoned = c.abandoned_probes;
       if (nvml_library_unusable(c, o)) {
         std::cerr << "gpuvet: " << c.nvml_failure_message << "\n";
@@ -84,8 +93,11 @@ std::function<Outcome()> setup_diagnose(CLI::App& app) {
       TextOptions text;
       text.color = use_color(args->live);
       text.verbose = args->live.verbose;
+      text.width = stdout_text_width();
       std::cout << render_diagnosis_text(facts, d, text);
     }
+    if (!write_prom_file(args->prom, facts, &d, options.expect_gpus, took))
+      return {kExitUnusable, abandoned};
     return {diagnosis_exit_code(d), abandoned};
   };
 }

@@ -132,7 +132,8 @@ TEST(GateCli, AnUnusableBaselineIsExit3OrNpdUnknownWithTheKeyNamed) {
   EXPECT_NE(r.err.find("is a FIFO"), std::string::npos) << r.err;
   // A FIFO as --bench is refused at once too.
   r = gpuvet({"gate", "--baseline", base, "--from",
-              std::string(GPUVET_TEST_DATA) + "/scenarios/../fixtures", "--bench", fifo});
+              std::string(GPUVET_TEST_DATA) + "/fixtures/capture/nvsmi/gpuvet-h200-drv580-q.txt",
+              "--bench", fifo});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("bench file"), std::string::npos) << r.err;
   // A baseline of another model: the GPU count and model are the first deviations.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gpuvet/collect.h"
+#include "gpuvet/diagnose.h"
 #include "gpuvet/status.h"
 
 namespace gpuvet::cli {
@@ -27,6 +28,15 @@ struct LiveArgs {
 
 // Registers the options above on `app`.
 void add_live_options(CLI::App& app, LiveArgs& args);
+// Only those that steer the live probes (--nvml, --root, timeouts, --sample-window,
+// --no-kernel-log): for commands that never print a report or read --from.
+void add_probe_options(CLI::App& app, LiveArgs& args);
+
+// --prom FILE: the metrics of this run for node_exporter's textfile collector. Checked before
+// the (possibly long) collection, written after it; a failure is said on stderr (exit 3).
+bool prom_target_usable(const std::string& path);
+bool write_prom_file(const std::string& path, const Facts& facts, const Diagnosis* diagnosis,
+                     std::optional<int> expect_gpus, std::optional<double> duration_s);
 
 CollectOptions collect_options(const LiveArgs& args);
 
@@ -39,6 +49,10 @@ bool nvml_library_unusable(const Collection& c, const CollectOptions& o);
 
 // Colour only on a TTY, never with --no-color or NO_COLOR.
 bool use_color(const LiveArgs& args);
+
+// Columns for the text output: the terminal's when stdout is one (TIOCGWINSZ), else
+// $COLUMNS, else 100; clamped to [60, 200] (text_width_wanted).
+int stdout_text_width();
 
 // --from PATH: a file or directory, or "-" for a paste on standard input (at most 256 MiB).
 Result<Facts> import_from(const std::string& path);

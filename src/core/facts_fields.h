@@ -327,6 +327,7 @@ void fields(V& v, T&... t) {
   v("readable", t.readable...);
   v("why_unreadable", t.why_unreadable...);
   v("fallen_off_bus", t.fallen_off_bus..., kAppend);
+  v("fallen_off_bus_events", t.fallen_off_bus_events..., kAppend);
   v("xids", t.xids..., kAppend);
   v("pcie_aer", t.pcie_aer..., kAppend);
   v("iommu_faults", t.iommu_faults..., kAppend);

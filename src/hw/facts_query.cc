@@ -86,4 +86,11 @@ std::optional<int> gpu_node(const GpuFacts& g, const std::map<int, std::vector<i
   return found;
 }
 
+std::optional<PsiChoice> psi_choice(const PsiReading& r, double window_s) {
+  const bool windowed = r.some_window_pct && (window_s >= kPsiWindowMinS || !r.some_avg10);
+  const std::optional<double> some = windowed ? r.some_window_pct : r.some_avg10;
+  if (!some) return std::nullopt;
+  return PsiChoice{*some, windowed ? r.full_window_pct : r.full_avg10, windowed};
+}
+
 }  // namespace gpuvet::hw

@@ -1,6 +1,6 @@
 // hw/facts_query.h — small lookups over a Facts model that several layers share: a GPU by
-// index or bus id, the NUMA node of a GPU, the theoretical PCIe rate, and the number format
-// the evidence texts use.
+// index or bus id, the NUMA node of a GPU, the theoretical PCIe rate, the PSI figure to
+// judge, and the number format the evidence texts use.
 //
 // Rules, bench and scale all read facts this way; keeping the lookups here (below them all)
 // means none of them includes another's private headers. Plain functions of their inputs:
@@ -32,5 +32,19 @@ std::map<int, std::vector<int>> node_cpus(const Facts& f);
 // The GPU's NUMA node: as reported, else the one node whose CPUs hold all of its affinity
 // (empty when none or several do).
 std::optional<int> gpu_node(const GpuFacts& g, const std::map<int, std::vector<int>>& nodes);
+
+// The PSI reading gpuvet judges and shows for one resource (cpu, io, memory), chosen in one
+// place so the report and the rules never quote different figures. Over the sample window
+// when the window is at least kPsiWindowMinS long (or the kernel's 10 s average is absent);
+// else the kernel's 10 s average, which a short window (diagnose samples 0.05 s by default) is
+// too noisy to beat. A capture or a paste holds one reading: its averages.
+inline constexpr double kPsiWindowMinS = 1.0;
+struct PsiChoice {
+  double some_pct = 0;
+  std::optional<double> full_pct;
+  bool windowed = false;  // over the sample window; false: the kernel's avg10
+};
+// Empty when the reading has neither a window share nor an avg10 "some".
+std::optional<PsiChoice> psi_choice(const PsiReading& r, double window_s);
 
 }  // namespace gpuvet::hw

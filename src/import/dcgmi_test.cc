@@ -46,6 +46,8 @@ const Finding* finding(const Diagnosis& d, std::string_view id) {
     if (f.id == id) return &f;
   return nullptr;
 }
+// A finding points into its Diagnosis: keep the Diagnosis, not a temporary.
+const Finding* finding(Diagnosis&&, std::string_view) = delete;
 
 std::string findings(const Diagnosis& d) {
   std::string s;
@@ -116,7 +118,8 @@ TEST(DcgmiDiag, DeploymentErrorNamesItsGpuBehindAPrompt) {
   EXPECT_EQ(fail->test, "Page Retirement/Row Remap");
   EXPECT_EQ(fail->gpu, 3);
   EXPECT_EQ(fail->message, "GPU 3 has uncorrectable memory errors and row remappings are pending");
-  const Finding* x = finding(diagnose(f), "dcgm-diag-failed");
+  const Diagnosis d = diagnose(f);  // kept: the finding points into it
+  const Finding* x = finding(d, "dcgm-diag-failed");
   ASSERT_NE(x, nullptr);
   EXPECT_EQ(x->severity, Severity::kCritical);  // a memory verdict, not a setup setting
   EXPECT_EQ(x->subjects, std::vector<std::string>{"GPU3"});
@@ -128,7 +131,8 @@ TEST(DcgmiDiag, SetupChecksWarnAndGarbageIsRefused) {
   const auto at = text.find(row);
   ASSERT_NE(at, std::string::npos);
   text.replace(at, row.size(), "| Environment Variables     | Fail ");
-  const Finding* x = finding(diagnose(load(text)), "dcgm-diag-failed");
+  const Diagnosis dx = diagnose(load(text));
+  const Finding* x = finding(dx, "dcgm-diag-failed");
   ASSERT_NE(x, nullptr);
   EXPECT_EQ(x->severity, Severity::kWarning);
   EXPECT_EQ(x->subjects.size(), 8u);  // node-wide: every GPU the facts know
@@ -186,7 +190,8 @@ TEST(DcgmiHealth, OldLayoutThermal) {
   EXPECT_EQ(f.health_checks[0].gpu, 2);
   EXPECT_EQ(f.health_checks[0].message,
             "Clocks throttling for GPU 2 because of thermal violation for 4.2 seconds");
-  const Finding* x = finding(diagnose(f), "thermal-throttle");
+  const Diagnosis dx = diagnose(f);
+  const Finding* x = finding(dx, "thermal-throttle");
   ASSERT_NE(x, nullptr);
   EXPECT_EQ(x->subjects, std::vector<std::string>{"GPU2"});
 }
@@ -221,7 +226,8 @@ TEST(NvsmiFragment, FabricBlockAlone) {
   EXPECT_EQ(formats(f), "nvidia-smi-q ");
   ASSERT_EQ(f.gpus.size(), 1u);
   EXPECT_EQ(f.gpus[0].fabric.state.value_or(""), "in_progress");
-  EXPECT_NE(finding(diagnose(f), "fabric-degraded"), nullptr);
+  const Diagnosis d6 = diagnose(f);
+  EXPECT_NE(finding(d6, "fabric-degraded"), nullptr);
   const Facts ok = load(fixture("nvsmi-fragments/q-fabric-block-completed.txt"));
   ASSERT_EQ(ok.gpus.size(), 1u);
   EXPECT_EQ(ok.gpus[0].fabric.clique_id, 32766u);
@@ -252,7 +258,8 @@ TEST(NvsmiFragment, GrepContextWithSeparators) {
   EXPECT_EQ(f.gpus[1].pci_bus_id.value_or(""), "0000:0f:00.0");
   EXPECT_EQ(f.gpus[1].ecc.remapping_pending, true);
   EXPECT_EQ(f.gpus[0].ecc.remapping_pending, false);
-  const Finding* x = finding(diagnose(f), "ecc-errors");
+  const Diagnosis dx = diagnose(f);
+  const Finding* x = finding(dx, "ecc-errors");
   ASSERT_NE(x, nullptr);
   EXPECT_EQ(x->subjects, std::vector<std::string>{"GPU1"});
 
@@ -268,7 +275,8 @@ TEST(NvsmiFragment, OneGrepLineNeedsItsCommand) {
   EXPECT_EQ(load(line).gpus.size(), 0u);
   const Facts f = load("$ nvidia-smi -q | grep 'HW Slowdown'\n" + line);
   ASSERT_EQ(f.gpus.size(), 1u) << all_notes(f);
-  EXPECT_NE(finding(diagnose(f), "power-throttle"), nullptr);
+  const Diagnosis d7 = diagnose(f);
+  EXPECT_NE(finding(d7, "power-throttle"), nullptr);
 }
 
 // ------------------------------------------------------------------ uptime
@@ -303,7 +311,8 @@ TEST(Uptime, DatesTheKernelLog) {
       xid;
   const Facts o = load(old_boot);
   EXPECT_EQ(o.host.uptime_s, 40 * 86400.0 + 3 * 3600 + 2 * 60) << formats(o);
-  const Finding* x = finding(diagnose(o), "xid-error");
+  const Diagnosis dx = diagnose(o);
+  const Finding* x = finding(dx, "xid-error");
   ASSERT_NE(x, nullptr);
   EXPECT_EQ(x->severity, Severity::kInfo) << x->evidence;
   EXPECT_NE(x->evidence.find("before the capture"), std::string::npos) << x->evidence;
@@ -312,7 +321,8 @@ TEST(Uptime, DatesTheKernelLog) {
   const std::string fresh = " 10:15:01 up 25 min,  1 user,  load average: 0.10, 0.20, 0.30\n" + xid;
   const Facts n = load(fresh);
   EXPECT_EQ(n.host.uptime_s, 25 * 60.0) << formats(n);
-  const Finding* y = finding(diagnose(n), "xid-error");
+  const Diagnosis dy = diagnose(n);
+  const Finding* y = finding(dy, "xid-error");
   ASSERT_NE(y, nullptr);
   EXPECT_EQ(y->severity, Severity::kCritical) << y->evidence;
   EXPECT_NE(y->evidence.find("min before the capture"), std::string::npos) << y->evidence;
@@ -334,10 +344,12 @@ TEST(MatrixAlone, GivesTheGpuCount) {
   EXPECT_FALSE(f.gpus[3].name);
   DiagnoseOptions opt;
   opt.expect_gpus = 8;
-  const Finding* x = finding(diagnose(f, opt), "gpu-missing");
+  const Diagnosis dx = diagnose(f, opt);
+  const Finding* x = finding(dx, "gpu-missing");
   ASSERT_NE(x, nullptr);
   opt.expect_gpus = 4;
-  EXPECT_EQ(finding(diagnose(f, opt), "gpu-missing"), nullptr);
+  const Diagnosis d8 = diagnose(f, opt);
+  EXPECT_EQ(finding(d8, "gpu-missing"), nullptr);
 
   const std::string nvb =
       "Running device_to_device_memcpy_read_ce.\n"

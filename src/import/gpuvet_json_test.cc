@@ -199,6 +199,9 @@ Facts full_facts() {
   x2.code = 48;
   x2.message = "An uncorrectable double bit error";
   f.kernel_log.xids = {x, x2};
+  XidEvent lost = x;
+  lost.message = f.kernel_log.fallen_off_bus.front();
+  f.kernel_log.fallen_off_bus_events = {lost};
   DeviceErrorLog aer;
   aer.kind = "corrected";
   aer.pci_bus_id = "0000:3b:00.0";
@@ -291,10 +294,24 @@ Facts full_facts() {
   sample.power_w = 350.25;
   sample.util_pct = 100;
   sample.clock_event_mask = 0x4;
+  sample.mem_mhz = 2619;
+  sample.margin_c = 17;
+  sample.power_limit_w = 700;
+  sample.mem_util_pct = 43;
+  sample.memory_used_bytes = 81604378624ULL;
+  sample.pcie_gen = 5;
+  sample.pcie_width = 16;
+  sample.pcie_replays = 3;
+  sample.ecc_corrected = 2;
+  sample.ecc_uncorrected = 0;
+  sample.nvlinks_up = 18;
+  sample.nvlinks_total = 18;
+  sample.clock_event_ns = {{"power", 120000000ULL}, {"thermal", 0}};
   GpuSample later = sample;
   later.t_s = 3.0;
   later.clock_event_mask = 0x0;  // known, and zero
   f.samples = {sample, later};
+  f.host_samples = {{1.5, 2.25, 28.0, 0.5}};
   f.numa_bindings = {{4242, {16, 17, 18, 19, 31}, {1}, "numactl --show"},
                      {7, {0, 1}, {0, 1}, "/proc/7/status"}};
   ScaleRun run;

@@ -205,13 +205,16 @@ const std::vector<Importer>& importers() {
        "seconds since boot: dates the kernel log's [seconds] stamps (how long ago an Xid was)"},
       {"nccl-debug-log", "NCCL_DEBUG=INFO logs, NCCL WARN, PyTorch watchdog timeouts",
        sniff_nccl_log, import_nccl_log,
-       "NCCL version, transports per channel, NICs, fallbacks, link widths, warnings, timeouts"},
+       "NCCL version, transports per channel, NICs, fallbacks, link widths, warnings, timeouts, "
+       "peer-access failures (event kind p2p: \"peer access is not supported\", \"failed to open "
+       "CUDA IPC handle\")"},
       {"nccl-topo-xml", "NCCL topology dump (NCCL_TOPO_DUMP_FILE)", sniff_nccl_topo_xml,
        import_nccl_topo_xml, "PCI link speed/width per GPU and NIC, NVLink counts"},
       {"nccl-tests", "nccl-tests *_perf output", sniff_nccl_tests, import_nccl_tests,
        "per size: time, algbw, busbw, #wrong (out-of-place and in-place)"},
       {"nvbandwidth", "nvbandwidth output", sniff_nvbandwidth, import_nvbandwidth,
-       "bandwidth matrices per test case"},
+       "bandwidth matrices per test case; waived test cases (note waived: a device-to-device "
+       "test waived means no GPU pair could map peer memory)"},
       {"bandwidthTest", "cuda-samples bandwidthTest", sniff_bandwidth_test, import_bandwidth_test,
        "host/device copy bandwidth per transfer size"},
       {"p2pBandwidthLatencyTest", "cuda-samples p2pBandwidthLatencyTest",

@@ -574,6 +574,10 @@ void finish_record(State& s) {
     if (!entry.empty()) entry.push_back(' ');
     entry += contains(full, "\\x0a") ? join_escaped_lines(full) : std::string(full);
     s.out.fallen_off_bus.push_back(clean_text(rtrim(entry)));
+    XidEvent ev = event_from_stamp(s.stamp, s.options.boot_unix_time);
+    ev.code = 79;
+    ev.message = s.out.fallen_off_bus.back();
+    s.out.fallen_off_bus_events.push_back(std::move(ev));
   }
   s.active = false;
   s.has_continuation = false;

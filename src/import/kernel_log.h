@@ -59,7 +59,9 @@ struct KernelLogParseStats {
 // "NVRM: GPU at 0000:01:00.0 has fallen off the bus." or the multi-line "The NVIDIA GPU …
 // fallen off the bus and is not responding" banner) to out.fallen_off_bus, one entry per log
 // record: its timestamp as printed (kmsg records rendered "[   seconds]") and its text, with
-// continuation lines joined. Does not touch out.source / readable / why_unreadable.
+// continuation lines joined, and the same record to out.fallen_off_bus_events as an event (code
+// 79, message the entry, times as for an Xid below). Does not touch out.source / readable /
+// why_unreadable.
 //
 // Each XidEvent gets: code; pci_bus_id normalised ("0000:3b:00.0") when the driver printed one
 // that parses; uptime_s from a bracket or kmsg stamp; unix_time from an absolute stamp or from

@@ -15,6 +15,7 @@
 #include "core/facts_fields.h"
 #include "core/util.h"
 #include "import/importer.h"
+#include "import/machines.h"
 
 namespace gpuvet::import {
 namespace {
@@ -610,6 +611,7 @@ Result<Facts> import_path(const std::string& path, const ImportOptions& options)
     why_not.push_back(why);
     all.notes.push_back(std::move(why));
   };
+  std::vector<std::pair<std::string, MachineIdentity>> identities;  // which machine each file names
   for (const auto& file : files) {
     const std::string name = file.string();
     auto size = fs::file_size(file, ec);
@@ -640,6 +642,7 @@ Result<Facts> import_path(const std::string& path, const ImportOptions& options)
     // import_text already prefixed its notes with the origin.
     auto notes = std::move(one.notes);
     one.notes.clear();
+    identities.emplace_back(name, identity_of(one));
     merge_facts(all, std::move(one), name);
     all.notes.insert(all.notes.end(), notes.begin(), notes.end());
   }
@@ -655,6 +658,12 @@ Result<Facts> import_path(const std::string& path, const ImportOptions& options)
       reasons = path + ": no file could be read (" + reasons + ")";
     return denied ? Status::permission_denied(reasons) : Status::invalid_input(reasons);
   }
+  // Files of several machines merged would be one imaginary box ("13× mixed GPUs"): refused,
+  // naming the machines and their files, rather than split into reports nobody asked for.
+  // A gpuvet capture bundle (its manifest.json at the top) is one machine by construction.
+  const bool bundle = fs::is_directory(status) && fs::exists(fs::path(path) / "manifest.json", ec);
+  if (const MachineSplit split = group_by_machine(identities); !bundle && split.machines.size() > 1)
+    return Status::invalid_input(several_machines_message(split, path));
   if (all.gpus.empty()) {
     all.gpu_facts_unavailable = true;
     all.notes.push_back(

@@ -10,6 +10,8 @@
 // the first is kept and the disagreement is a note, never silently resolved.
 // GPUs that one input puts on one bus id with different UUIDs are not merged:
 // they stay apart and are an input problem (Facts::input_problems).
+// import_path refuses (invalid_input) files that describe several machines (import/machines.h):
+// merging them would make one imaginary box of all their GPUs.
 // Stateless free functions; thread-safe.
 #pragma once
 

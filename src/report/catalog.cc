@@ -15,8 +15,8 @@ namespace gpuvet {
 std::string render_catalog_text() {
   std::string o;
   for (const auto& e : finding_catalog())
-    o += fmt::format("{:<26} {:<8} {:<9} {}\n", e.id, severity_name(e.default_severity),
-                     triage_step_name(e.step), e.title);
+    o += fmt::format("{:<26} {:<8} {:<9} {:<15} {}\n", e.id, severity_name(e.default_severity),
+                     triage_step_name(e.step), action_name(e.action), e.title);
   return o;
 }
 
@@ -34,12 +34,20 @@ std::string catalog_to_markdown() {
        "Triage steps (the order of the report at equal severity): 1 confirm the problem "
        "is real, 2 classify the bottleneck, 3 topology, 4 system things, 5 only then "
        "the framework.\n\n"
-       "| id | default | step | bottleneck | category | fires when | article |\n"
-       "|---|---|---|---|---|---|---|\n";
+       "Actions (`action` in the JSON, one of a fixed set; the default is shown, and a rule "
+       "changes it with the severity: a recent Xid 79 is `drain`, the same Xid days ago `watch`): "
+       "`none` nothing to do, `watch` nothing now but keep an eye on it, `fix-config` a setting "
+       "is wrong (BIOS, driver, power cap, IOMMU/ACS, NCCL, fabric manager), `reseat-or-rma` the "
+       "hardware is suspect (reseat, swap riser or cable, return it), `drain` take the node out "
+       "of service now, `fix-application` the job itself is the cause (its code, launch, "
+       "binding or data path).\n\n"
+       "| id | default | step | action | bottleneck | category | fires when | article |\n"
+       "|---|---|---|---|---|---|---|---|\n";
   for (const auto& e : finding_catalog())
-    o << fmt::format("| `{}` | {} | {} | {} | {} | {} | {} |\n", e.id,
+    o << fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} |\n", e.id,
                      severity_name(e.default_severity), triage_step_name(e.step),
-                     bottleneck_name(e.bottleneck), e.category, e.fires_when, e.article);
+                     action_name(e.action), bottleneck_name(e.bottleneck), e.category, e.fires_when,
+                     e.article);
   o << "\n## Meaning and decision\n";
   for (const auto& e : finding_catalog())
     o << fmt::format("\n### `{}` — {}\n\n- **Meaning:** {}\n- **Decision:** {}\n", e.id, e.title,

@@ -65,6 +65,19 @@ json node_json(const NodePrint& n) {
             {"links", print_hash(n, "links")}}}};
 }
 
+// The GPUs' identities as the node print has them, for the findings' "gpus".
+Facts identities(const NodePrint& n) {
+  Facts f;
+  for (const auto& g : n.gpus) {
+    GpuFacts x;
+    x.index = g.index;
+    x.uuid = g.uuid;
+    x.pci_bus_id = g.pci_bus_id;
+    f.gpus.push_back(std::move(x));
+  }
+  return f;
+}
+
 std::string upper(std::string s) {
   for (auto& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   return s;
@@ -83,7 +96,8 @@ std::string gate_to_json(const GateReport& r, const JsonOptions& options) {
                           {"unknown", d.unknown},
                           {"evidence", d.evidence}});
   json findings = json::array();
-  for (const auto& f : r.diagnosis.findings) findings.push_back(report::finding_json(f));
+  const Facts ids = identities(r.node);
+  for (const auto& f : r.diagnosis.findings) findings.push_back(report::finding_json(f, ids));
   std::vector<std::string> notes = r.notes;
   notes.insert(notes.end(), r.diagnosis.notes.begin(), r.diagnosis.notes.end());
   const json doc = {

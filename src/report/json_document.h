@@ -16,7 +16,10 @@ nlohmann::ordered_json facts_document(const Facts& facts, const JsonOptions& opt
 
 // The text of a gpuvet JSON document: invalid UTF-8 replaced, and no control character
 // raw (DEL and C1 escaped as well as C0), so the JSON is as safe on a terminal as the text.
-// One finding as the "findings" arrays show it (catalog title, meaning and decision added).
+// One finding as the "findings" arrays show it (catalog title, meaning, decision and action
+// added; each GPU its subjects name with the UUID and bus id `facts` have for it).
+nlohmann::ordered_json finding_json(const Finding& f, const Facts& facts);
+// The same without facts: the GPUs' UUIDs and bus ids are null.
 nlohmann::ordered_json finding_json(const Finding& f);
 
 // A time series the way report/1 writes it (one object per sample, keys from fields()).

@@ -6,6 +6,7 @@
 
 #include "core/util.h"
 #include "gpuvet/report.h"
+#include "hw/facts_query.h"
 #include "report/terminal_text.h"
 
 namespace gpuvet {
@@ -248,14 +249,14 @@ std::string render_facts_text(const Facts& facts, const TextOptions& options) {
     for (const auto& n : p.nics)
       if (n.peak_util_pct && *n.peak_util_pct >= 1)
         parts.push_back(fmt::format("{} {:.0f}% of line rate", n.device, *n.peak_util_pct));
-    // PSI: over the window when two readings gave it, else the kernel's 10 s average.
+    // PSI: the figure the rules judge (hw::psi_choice): over a window of 1 s or more, else
+    // the kernel's 10 s average.
     for (auto [name, r] : {std::pair{"cpu", &p.psi_cpu}, std::pair{"io", &p.psi_io},
                            std::pair{"memory", &p.psi_memory}}) {
       if (!*r) continue;
-      const auto some = (*r)->some_window_pct ? (*r)->some_window_pct : (*r)->some_avg10;
-      if (some)
-        parts.push_back(fmt::format("{} PSI some {:.1f}%{}", name, *some,
-                                    (*r)->some_window_pct ? "" : " (avg10)"));
+      if (const auto some = hw::psi_choice(**r, p.window_s))
+        parts.push_back(fmt::format("{} PSI some {:.1f}%{}", name, some->some_pct,
+                                    some->windowed ? "" : " (avg10)"));
     }
     o << (p.window_s > 0 ? fmt::format("\nHost pressure over {:.2f} s: ", p.window_s)
                          : std::string("\nHost pressure: "))

@@ -18,6 +18,7 @@ namespace catalog_detail {
 using enum Severity;
 using enum TriageStep;
 using B = Bottleneck;
+using A = Action;
 
 inline constexpr CatalogEntry kCatalog[] = {
     {"gpu-missing", "Fewer GPUs than expected, or the driver sees none", "inventory", kCritical,
@@ -27,7 +28,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "not at all. Causes are power, seating, BIOS settings or the driver.",
      "Stop and fix hardware, firmware or driver (reseat, check power cables, BIOS PCIe settings, "
      "driver load errors in the kernel log) before looking at software scaling.",
-     "task 1"},
+     "task 1", kByDiagnoseOnly, A::kDrain},
     {"pcie-link-degraded", "PCIe link narrower or slower than the device supports", "pcie",
      kWarning, kTopology, B::kHardware,
      "link width below the maximum, or generation below the maximum while the GPU is busy (idle "
@@ -36,16 +37,16 @@ inline constexpr CatalogEntry kCatalog[] = {
      "bandwidth is cut (x8 is half of x16) and peer traffic over PCIe suffers too.",
      "Reseat the GPU, check the slot wiring and risers, the BIOS lane/bifurcation settings, and "
      "whether another device took lanes. Re-measure host↔device bandwidth afterwards.",
-     "task 2"},
+     "task 2", kByDiagnoseOnly, A::kReseatOrRma},
     {"pcie-replay-errors", "PCIe replays on the GPU link", "pcie", kWarning, kTopology,
      B::kHardware,
      "PCIe replay counter at or above pcie_replay_warn_count (warning); a few since driver load "
-     "are info",
+     "are info; replays on every GPU at once are one node-level finding",
      "Packets on the link had to be resent: a marginal link (riser, cable, slot, signal "
      "integrity). It costs bandwidth now and often precedes a GPU falling off the bus.",
      "Watch whether the counter rises under load; reseat or swap the riser/cable, check the slot, "
      "and plan maintenance if it keeps climbing.",
-     "task 2, story 3"},
+     "task 2, story 3", kByDiagnoseOnly, A::kReseatOrRma},
     {"gpu-pair-crosses-numa", "GPU pair connected through the CPU interconnect (SYS)", "topology",
      kInfo, kTopology, B::kComms,
      "two GPUs whose path is SYS: traffic between them crosses the socket interconnect (or, "
@@ -56,7 +57,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "jobs scale worse than on a pair behind one switch or host bridge.",
      "Keep communicating ranks on GPUs of the same socket where possible, give independent jobs "
      "to GPUs on different sockets, or use a server with a better GPU interconnect.",
-     "task 3"},
+     "task 3", kByDiagnoseOnly, A::kNone},
     {"p2p-unavailable", "Peer-to-peer access not available between GPUs", "topology", kWarning,
      kTopology, B::kComms,
      "P2P read/write status between a pair is not OK (NS, CNS, TNS, DR, U), nvbandwidth waives "
@@ -67,7 +68,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "and more CPU memory traffic for every collective.",
      "Check the IOMMU and ACS settings, the virtualisation mode, the BIOS toggles and the "
      "driver/kernel combination; confirm with a peer bandwidth test.",
-     "task 4"},
+     "task 4", kByDiagnoseOnly, A::kFixConfig},
     {"nvlink-down", "NVLink down, missing or disabled", "nvlink", kWarning, kTopology, B::kComms,
      "NVLink expected (model, pairs, baseline) but links are down, fewer than expected, or "
      "disabled in the driver; bridged PCIe cards (H100 PCIe/NVL: 12 of 18 links, RTX A6000 or "
@@ -76,7 +77,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "magnitude slower for collectives.",
      "Check nvidia-smi nvlink -s, the fabric manager on NVSwitch systems, the driver parameter "
      "NvLinkDisable, and the bridges/baseboard; re-run the peer bandwidth test.",
-     "task 4"},
+     "task 4", kByDiagnoseOnly, A::kReseatOrRma},
     {"thermal-throttle", "GPU slowed down by temperature", "thermal", kWarning, kSystem,
      B::kThermal,
      "HW/SW thermal slowdown active or accumulated, or the temperature at its slowdown margin",
@@ -84,7 +85,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "them, so one hot card slows the whole step.",
      "Improve airflow and fan curves, check for a blocked or failed fan, spread hot cards apart, "
      "or lower the power limit carefully.",
-     "task 5", kByScale},
+     "task 5", kByScale, A::kReseatOrRma},
     {"power-throttle", "GPU held back by its power limit", "power", kWarning, kSystem, B::kThermal,
      "hardware power brake/slowdown, a limit enforced below the requested one (an outside cap: "
      "BMC/IPMI, datacenter policy) busy or idle, a limit below the default of unknown origin, or "
@@ -98,7 +99,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "Check the enforced limit against the requested and the default one, the PSUs, the BMC's "
      "power capping and event log and the power brake signal; standardise power caps across "
      "nodes so one node is not the slow one.",
-     "task 5", kByScale},
+     "task 5", kByScale, A::kFixConfig},
     {"clocks-below-target", "Busy GPU running well below its maximum clock", "clocks", kWarning,
      kSystem, B::kThermal,
      "a busy GPU whose SM clock is well below its maximum with no benign reason (idle is benign)",
@@ -106,7 +107,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "pace.",
      "Read the clock-event reasons (thermal, power, applications clocks, sync boost), fix the "
      "cause, and compare clocks across the GPUs of the node.",
-     "task 5"},
+     "task 5", kByDiagnoseOnly, A::kFixConfig},
     {"ecc-errors", "GPU memory errors (ECC, retired or remapped rows)", "memory-errors", kWarning,
      kSystem, B::kHardware,
      "correctable (warning) or uncorrectable (critical) ECC counts, a remapping failure or a "
@@ -116,22 +117,24 @@ inline constexpr CatalogEntry kCatalog[] = {
      "If counts rise, plan maintenance and keep the GPU away from latency-sensitive or long "
      "training jobs; pending remaps need a GPU reset; uncorrectable errors or a failed remap "
      "mean RMA.",
-     "task 6"},
+     "task 6", kByDiagnoseOnly, A::kWatch},
     {"xid-error", "NVIDIA driver Xid event in the kernel log", "driver", kWarning, kSystem,
-     B::kHardware, "an NVRM Xid in the kernel log; severity by code and by how recent it is",
+     B::kHardware,
+     "an NVRM Xid in the kernel log; severity by code and by how recent it is; one code on every "
+     "GPU within a minute is one node-level finding",
      "The driver recorded a GPU fault. Some codes point at the hardware or its link (79: fallen "
      "off the bus, 48/94/95: memory), others usually at the application (13, 31, 43).",
      "Match the code with the table: hardware codes mean stop chasing performance and stabilise "
      "the node (reseat, cables, PSU, firmware, RMA); application codes mean look at the job that "
      "ran at that time.",
-     "task 7"},
+     "task 7", kByDiagnoseOnly, A::kWatch},
     {"cpu-saturated", "CPU cores pegged", "host-cpu", kWarning, kClassify, B::kCpu,
      "some cores near 100 % (data loaders, launch threads)",
      "Some CPUs are exhausted (data-loader workers or framework threads). GPU starvation often "
      "starts here: the GPUs wait for input or kernel launches.",
      "Make the loaders cheaper, use pinned memory wisely, adjust the worker count, and pin each "
      "process to the NUMA node of its GPU.",
-     "task 8"},
+     "task 8", kByDiagnoseOnly, A::kFixApplication},
     {"io-bound", "Storage is the limiter (iowait, I/O pressure, disk busy)", "host-io", kWarning,
      kClassify, B::kIo,
      "high iowait, tasks stalled on I/O a large share of the time (PSI), or a disk near 100 % "
@@ -139,14 +142,14 @@ inline constexpr CatalogEntry kCatalog[] = {
      "Tasks wait on storage and the storage is saturated: more GPUs only make the queue deeper.",
      "Move the dataset to local storage, prefetch, shard and cache, or increase storage "
      "bandwidth before adding GPUs; stagger checkpoints.",
-     "task 9"},
+     "task 9", kByDiagnoseOnly, A::kFixApplication},
     {"network-saturated", "Network interface near its line rate", "network", kWarning, kClassify,
      B::kIo, "a NIC near its line rate",
      "A NIC running near its line rate is a hard ceiling when the dataset or the checkpoints "
      "are remote.",
      "Cache locally, compress and shard better, or upgrade the network/storage path before "
      "expecting multi-GPU gains.",
-     "task 10"},
+     "task 10", kByDiagnoseOnly, A::kFixApplication},
     {"gpu-shared-by-processes", "Several processes on one GPU while another is idle", "mapping",
      kWarning, kClassify, B::kMapping,
      "two or more compute processes on one GPU while another GPU is idle",
@@ -154,7 +157,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "or the scheduler assignment is wrong.",
      "Fix the launch command, the environment or the scheduler assignment so each rank selects "
      "its own device. Do not touch NCCL before the second GPU is really used.",
-     "task 11, symptom 2"},
+     "task 11, symptom 2", kByDiagnoseOnly, A::kFixApplication},
     {"nccl-degraded-path", "NCCL sees a narrowed link or falls back to a slower transport", "nccl",
      kWarning, kTopology, B::kComms,
      "NCCL reports a narrowed link (e.g. x8) or falls back from P2P/NVLink to SHM, host or "
@@ -163,7 +166,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "slower path whatever the tuning.",
      "Fix the PCIe/P2P problem first, then re-run the scaling test; no bucket size compensates "
      "for missing lanes.",
-     "task 12"},
+     "task 12", kByDiagnoseOnly, A::kFixConfig},
     {"memory-imbalance", "One GPU near full memory while a peer is nearly empty", "mapping",
      kWarning, kClassify, B::kMapping,
      "one GPU near full memory while a peer is nearly empty (info on nodes of more than 2 GPUs "
@@ -172,14 +175,14 @@ inline constexpr CatalogEntry kCatalog[] = {
      "puts everything on one GPU, which heads for OOM while the other idles.",
      "Fix the device assignment, check that each rank uses its intended GPU, and consider "
      "sharding if model capacity is the goal.",
-     "task 13"},
+     "task 13", kByDiagnoseOnly, A::kFixApplication},
     {"numa-misbinding", "GPU process bound to the wrong NUMA node", "mapping", kWarning, kTopology,
      B::kMapping, "a GPU process bound to CPUs or memory of another NUMA node than its GPU",
      "The process feeding a GPU runs or allocates on the other socket: every host↔device copy "
      "and every input batch pays remote memory access.",
      "Pin each rank to the CPUs and memory of its GPU's NUMA node (numactl --cpunodebind/"
      "--membind, or the launcher's binding options).",
-     "task 14"},
+     "task 14", kByDiagnoseOnly, A::kFixApplication},
     {"h2d-bandwidth-low", "Measured host↔device bandwidth well under the link's", "measurement",
      kWarning, kTopology, B::kComms,
      "measured host↔device bandwidth well under what the link generation and width allow",
@@ -187,7 +190,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "a remote NUMA node, pageable memory or a shared switch/root port.",
      "Check the link width/generation and the NUMA placement of the test, then re-measure with "
      "pinned memory on the GPU's node.",
-     "measurement", kByBench},
+     "measurement", kByBench, A::kReseatOrRma},
     {"p2p-bandwidth-low", "Measured GPU↔GPU bandwidth well under the path's", "measurement",
      kWarning, kTopology, B::kComms,
      "measured GPU↔GPU bandwidth well under the path's expectation (e.g. routed via host)",
@@ -195,7 +198,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "through the host, or the link is degraded.",
      "Check P2P status, ACS/IOMMU, NVLink state and the PCIe links of both GPUs; compare with a "
      "healthy node of the same model.",
-     "measurement", kByBench},
+     "measurement", kByBench, A::kFixConfig},
     {"scaling-inefficient", "Adding GPUs does not add throughput", "scaling", kWarning, kConfirm,
      B::kComms,
      "N-GPU throughput / (N × 1-GPU throughput) under the threshold, with the bottleneck class",
@@ -205,7 +208,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "Prove where the time goes (compute vs communication share), validate P2P/NVLink/topology, "
      "then raise the per-GPU batch (or accumulate gradients), tune buckets and overlap "
      "communication with compute.",
-     "symptom 1", kByScale},
+     "symptom 1", kByScale, A::kFixApplication},
     {"tail-latency-amplified", "Multi-GPU tail latency much worse than one GPU", "scaling",
      kWarning, kConfirm, B::kComms, "multi-GPU p99 (or p99/p50) much worse than single-GPU",
      "Cross-GPU communication sits on the critical path of every request; queueing, thermal "
@@ -213,29 +216,30 @@ inline constexpr CatalogEntry kCatalog[] = {
      "worse.",
      "Keep latency-sensitive endpoints on one GPU per request path; reserve multi-GPU for batch "
      "and offline work, or redesign aggregation and request routing.",
-     "symptom 6, story 2", kByScale},
+     "symptom 6, story 2", kByScale, A::kFixApplication},
     {"clocks-degrade-over-time", "Clocks or throughput fall over minutes of load", "thermal",
      kWarning, kSystem, B::kThermal, "under sustained load, clocks or throughput fall over minutes",
      "The node is fast at first and then heats up or hits a power limit; the step time drifts "
      "and multi-GPU jobs go at the pace of the slowest GPU.",
      "Watch time per step and clocks together; improve airflow, standardise power caps and "
      "BIOS/fan settings; check again after ten minutes of load.",
-     "symptom 3", kByScale | kByWatch},
+     "symptom 3", kByScale | kByWatch, A::kFixConfig},
     {"heterogeneous-gpus", "GPUs in the box differ", "inventory", kWarning, kTopology, B::kHardware,
      "GPUs in one box differ (model, VBIOS, power limit, ECC mode, maximum clocks)",
      "Synchronised work runs at the pace of the slowest GPU; mismatched firmware or power caps "
      "also explain why identical-looking servers perform differently.",
      "Standardise firmware, power limits and ECC mode across the node (and the fleet); keep "
      "different models out of the same synchronised job.",
-     "symptom 7"},
+     "symptom 7", kByDiagnoseOnly, A::kFixConfig},
     {"gpu-unresponsive", "GPU does not answer (timed out, lost, fell off the bus)", "inventory",
      kCritical, kConfirm, B::kHardware,
-     "a GPU probe timed out, the GPU is lost, or it fell off the bus",
+     "a GPU probe timed out, the GPU is lost, or it fell off the bus (a kernel-log line older "
+     "than xid_window_h or from an earlier boot is info: history)",
      "This is not a tuning problem but stability: power, PCIe integrity, overheating or failing "
      "hardware. The other GPUs are still reported.",
      "Stop chasing performance. Stabilise the node: reseat, swap cables, check PSU headroom, "
      "update firmware, and consider an RMA; drain the node meanwhile.",
-     "task 7"},
+     "task 7", kByDiagnoseOnly, A::kDrain},
     {"utilization-misleading", "High utilisation but the GPU does little", "utilization", kWarning,
      kConfirm, B::kComms,
      "utilisation high while power, clocks or SM activity show the GPU does little",
@@ -243,7 +247,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "at a barrier reports 100 % while drawing little power.",
      "Measure time per step or tokens per second, not utilisation; look for the rank or the "
      "collective everyone waits on.",
-     "symptom 1"},
+     "symptom 1", kByDiagnoseOnly, A::kFixApplication},
     {"fabric-degraded", "NVSwitch/NVLink fabric not healthy", "nvlink", kWarning, kTopology,
      B::kComms,
      "fabric manager state not completed, fabric registration failed, or NVLink bandwidth well "
@@ -252,7 +256,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "registered them; a partial fabric means slow or failing peer traffic.",
      "Check the nvidia-fabricmanager service and its log, the NVSwitch health, and that the "
      "driver and fabric manager versions match.",
-     "task 4"},
+     "task 4", kByDiagnoseOnly, A::kFixConfig},
     {"acs-blocks-p2p", "PCIe ACS or the IOMMU forces peer traffic through the root complex", "pcie",
      kWarning, kTopology, B::kComms,
      "ACS redirect enabled on bridges between GPUs, or an active IOMMU translating peer traffic",
@@ -260,7 +264,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "is slow or refused, typically after a BIOS or board change.",
      "Disable ACS redirect on the GPU switches for bare-metal training (BIOS, or setpci at "
      "boot), or use iommu=pt; re-check P2P with a bandwidth test.",
-     "task 4, story 3"},
+     "task 4, story 3", kByDiagnoseOnly, A::kFixConfig},
     // ---- added by gpuvet beyond the minimum catalog
     {"gpu-idle-while-peer-busy", "One GPU busy while another sits idle", "mapping", kWarning,
      kClassify, B::kMapping,
@@ -270,14 +274,14 @@ inline constexpr CatalogEntry kCatalog[] = {
      "launcher gave every rank the same device.",
      "Validate the rank → device mapping (nvidia-smi pmon), enforce it in the launcher, and make "
      "the job fail fast when a rank exits.",
-     "symptom 2"},
+     "symptom 2", kByDiagnoseOnly, A::kFixApplication},
     {"nccl-error", "NCCL timeout or error", "nccl", kCritical, kConfirm, B::kComms,
      "NCCL logs a timeout, an error or an abort (wrong results are data-corruption)",
      "A rank raised an exception or OOM and left, and the others wait in the collective until "
      "the watchdog fires; network jitter or P2P failures can contribute.",
      "Enable robust error handling and timeouts, make all ranks abort together, collect per-rank "
      "logs, and simplify the topology while debugging.",
-     "symptom 4"},
+     "symptom 4", kByDiagnoseOnly, A::kFixApplication},
     {"memory-near-full", "Every GPU's memory is nearly full", "memory", kInfo, kClassify,
      B::kMemory, "two or more GPUs, all with memory nearly full",
      "Data parallelism does not pool memory: every GPU holds the whole model. Adding a GPU does "
@@ -285,7 +289,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "inference server).",
      "If the job OOMs: shard the model (tensor/pipeline/expert parallel), checkpoint "
      "activations, quantise, or use one bigger GPU.",
-     "symptom 5"},
+     "symptom 5", kByDiagnoseOnly, A::kNone},
     {"tune-framework", "Plumbing is sound: tune the framework", "framework", kInfo, kFramework,
      B::kNone,
      "scaling is inefficient because of communication and no topology or hardware finding "
@@ -293,14 +297,14 @@ inline constexpr CatalogEntry kCatalog[] = {
      "With the physical plumbing validated, the remaining cost is how the job communicates.",
      "Raise the per-GPU batch or accumulate gradients, fuse small tensors and tune DDP bucket "
      "sizes, overlap communication with compute, use mixed precision; only then NCCL settings.",
-     "triage step 5", kByScale},
+     "triage step 5", kByScale, A::kFixApplication},
     {"driver-slow", "The driver takes seconds to answer", "driver", kWarning, kConfirm,
      B::kHardware, "an NVML call (init or per-GPU query) slower than the threshold",
      "NVML answers slowly when the driver is struggling: persistence mode off on a cold GPU, a "
      "GPU that is hanging, or a firmware (GSP) problem. Monitoring and job start-up stall too.",
      "Enable the persistence daemon, look for Xid events and GPU resets in the kernel log, and "
      "compare with a healthy node.",
-     "task 1"},
+     "task 1", kByDiagnoseOnly, A::kFixConfig},
     {"baseline-deviation", "The node differs from its server model's baseline", "baseline",
      kCritical, kTopology, B::kHardware,
      "gpuvet gate: a value the baseline pins (GPU count or model, a pair's path or P2P status, "
@@ -312,7 +316,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "Quarantine (drain) the node, compare it with a passing node of the model (gpuvet facts on "
      "both), fix or replace the part, and gate it again before it returns. If the baseline is "
      "wrong for a new, accepted revision, capture a new baseline for that revision.",
-     "story 3"},
+     "story 3", kByDiagnoseOnly, A::kDrain},
     {"baseline-bandwidth-below-floor", "Measured bandwidth below the baseline's floor", "baseline",
      kCritical, kClassify, B::kHardware,
      "gpuvet gate --profile full: a host↔device, peer or all-reduce bandwidth measured under the "
@@ -321,7 +325,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "match: a degraded riser, a clock or power cap, ACS or IOMMU settings, a noisy neighbour.",
      "Re-run the bench on the idle node to rule out a transient; if it stays low, drain the node "
      "and look at the diagnose findings for the link (PCIe, P2P, ACS, clocks).",
-     "story 3, measurement"},
+     "story 3, measurement", kByDiagnoseOnly, A::kDrain},
     {"baseline-value-unknown", "A value the baseline pins could not be read on this node",
      "baseline", kWarning, kConfirm, B::kUnknown,
      "gpuvet gate: the node reports no value (null) for something the baseline checks, or a "
@@ -331,7 +335,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "Look at the notes for why the value is missing (a hung NVML call, a missing file in the "
      "bundle), fix that, and gate again; do not return the node to service on an unknown "
      "verdict.",
-     "story 3"},
+     "story 3", kByDiagnoseOnly, A::kDrain},
     {"pcie-aer-errors", "PCIe AER errors on a GPU's link or the node's PCIe", "pcie", kWarning,
      kTopology, B::kHardware,
      "the kernel log reports PCIe AER errors on a GPU or a port above it: uncorrectable fatal "
@@ -346,7 +350,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "Reseat the GPU and its riser or cables, check the slot, the switch and the BIOS PCIe "
      "settings (forced speed, ASPM) and firmware; watch whether the count rises under load. A "
      "fatal error means drain the node until the link is fixed.",
-     "task 2"},
+     "task 2", kByDiagnoseOnly, A::kReseatOrRma},
     {"iommu-fault", "The IOMMU blocked a device's DMA", "pcie", kWarning, kTopology, B::kComms,
      "the kernel log has IOMMU faults (Intel DMAR \"Request device\", AMD-Vi IO_PAGE_FAULT) on a "
      "GPU's bus id or from the nvidia driver (warning); on another or an unnamed device (info)",
@@ -356,7 +360,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "Use iommu=pt (or turn the IOMMU off) on bare-metal training nodes, disable ACS redirect on "
      "the GPU switches, and re-run the peer bandwidth test; if faults come without P2P, update "
      "the driver and look at the job that ran at that time.",
-     "task 4"},
+     "task 4", kByDiagnoseOnly, A::kFixConfig},
     {"data-corruption", "A benchmark moved wrong data", "data-integrity", kCritical, kConfirm,
      B::kHardware,
      "a copy or collective whose data check failed: nccl-tests #wrong of 1 or more, nvbandwidth's "
@@ -369,7 +373,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "Drain the node. Re-run the check to see whether it repeats and on which GPU or pair; look "
      "for Xid and ECC errors on those GPUs, reseat or swap the GPU, riser or NVLink bridge, and "
      "RMA what keeps failing. No tuning or benchmarking until the check passes.",
-     "measurement", kByBench},
+     "measurement", kByBench, A::kDrain},
     {"dcgm-diag-failed", "NVIDIA's DCGM diagnostic failed a test", "dcgm", kCritical, kConfirm,
      B::kHardware,
      "a `dcgmi diag` test reported Fail (critical; a Deployment check of the software setup "
@@ -384,7 +388,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "Read DCGM's message for the GPU named. For hardware tests, drain the node, re-run the "
      "same level on that GPU (`dcgmi diag -r 3 -i N`), then reseat or RMA what fails again; "
      "for deployment checks, fix the setting it names and re-run.",
-     "task 1"},
+     "task 1", kByDiagnoseOnly, A::kDrain},
     {"dcgm-health-incident", "NVIDIA's DCGM health watch reports an incident", "dcgm", kWarning,
      kSystem, B::kHardware,
      "`dcgmi health -c` lists a Warning (warning) or Failure (critical) for a subsystem with no "
@@ -397,7 +401,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "Follow DCGM's message for the GPU or switch named; a Failure means drain the node and run "
      "`dcgmi diag -r 3` on it; a Warning means watch whether it repeats after `dcgmi health -c` "
      "is checked again.",
-     "task 7"},
+     "task 7", kByDiagnoseOnly, A::kWatch},
     {"gpu-lags-peers", "One busy GPU runs slower than its busy peers", "thermal", kWarning,
      kSystem, B::kThermal,
      "a busy GPU's SM clock (as a share of its maximum when known) has a median under "
@@ -409,7 +413,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "Look at that GPU's clock-event reasons, temperature and power beside its peers' (gpuvet "
      "watch): a thermal reason is airflow, a fan or a blocked slot; a power reason its power limit "
      "or the PSU/BMC; hw_slowdown the board. Fix it or take it out of the job's GPU list.",
-     "story 2", kByScale | kByWatch},
+     "story 2", kByScale | kByWatch, A::kFixConfig},
     {"thermal-margin-shrinking", "The thermal margin shrinks under load, towards slowdown",
      "thermal", kWarning, kSystem, B::kThermal,
      "over a time series under load, a GPU's T.Limit margin (or its distance to the slowdown "
@@ -419,7 +423,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "reaches zero its clocks drop; a multi-GPU job then goes at the pace of that GPU.",
      "Check airflow and fan curves for this slot, the inlet temperature and what runs beside it; "
      "watch it for longer (gpuvet watch --duration 1200) to see where it settles.",
-     "symptom 3", kByScale | kByWatch},
+     "symptom 3", kByScale | kByWatch, A::kWatch},
     {"throttle-appears-over-time", "A clock limit appears only after minutes of load", "thermal",
      kWarning, kSystem, B::kThermal,
      "over a time series under load (at least a minute), a clock-event reason absent from the "
@@ -432,7 +436,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "Read the reason: thermal → airflow and fans; hw_slowdown/power brake → PSU, power cables "
      "and the BMC's event log; sw_power_cap alone is the limit doing its job. Measure the step "
      "time after ten minutes, not in the first minute.",
-     "symptom 3", kByScale | kByWatch},
+     "symptom 3", kByScale | kByWatch, A::kFixConfig},
     {"errors-during-watch", "Error counters rose while the GPUs were watched", "health", kWarning,
      kSystem, B::kHardware,
      "between a GPU's first and last sample: uncorrected ECC errors or an NVLink lost "
@@ -443,7 +447,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "and a replay storm means a marginal PCIe link retransmitting.",
      "Uncorrected ECC or an NVLink lost: drain the node and follow the Xid and remapping "
      "findings; replays: reseat the GPU or riser and compare with its slot neighbours.",
-     "task 7", kByWatch},
+     "task 7", kByWatch, A::kReseatOrRma},
 };
 
 inline constexpr SymptomPattern kSymptoms[] = {

@@ -151,6 +151,8 @@ Diagnosis diagnose(const Facts& facts, const DiagnoseOptions& options) {
       d.notes.push_back(n);
   for (auto& n : e.take_notes()) d.notes.push_back(std::move(n));
   coverage_notes(facts, d.notes);
+  if (auto n = acs_unknown_note(facts)) d.notes.push_back(std::move(*n));
+  d.coverage = compute_coverage(facts);
   return d;
 }
 

@@ -11,24 +11,32 @@
 
 namespace gpuvet::rules {
 
-void Emitter::add(FindingId id, std::vector<std::string> subjects, std::string evidence) {
+Finding& Emitter::add(FindingId id, std::vector<std::string> subjects, std::string evidence) {
   const CatalogEntry* entry = find_catalog_entry(id.str());
-  add(id, entry ? entry->default_severity : Severity::kWarning, std::move(subjects),
-      std::move(evidence));
+  return add(id, entry ? entry->default_severity : Severity::kWarning, std::move(subjects),
+             std::move(evidence));
 }
 
-void Emitter::add(FindingId id, Severity severity, std::vector<std::string> subjects,
-                  std::string evidence) {
+Finding& Emitter::add(FindingId id, Severity severity, std::vector<std::string> subjects,
+                      std::string evidence) {
   Finding f;
   f.severity = severity;
   f.subjects = std::move(subjects);
   f.evidence = std::move(evidence);
-  add(id, std::move(f));
+  return add(id, std::move(f));
 }
 
-void Emitter::add(FindingId id, Finding finding) {
+Finding& Emitter::add(FindingId id, Finding finding) {
   finding.id = std::string(id.str());
   findings_.push_back(std::move(finding));
+  return findings_.back();
+}
+
+Finding& measure(Finding& f, std::string quantity, std::string unit, double observed,
+                 double expected, Bound bound) {
+  f.observed = FindingValue{quantity, observed, unit, Bound::kExactly};
+  f.expected = FindingValue{std::move(quantity), expected, std::move(unit), bound};
+  return f;
 }
 
 void Emitter::note(std::string text) {

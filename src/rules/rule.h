@@ -31,12 +31,13 @@ class Emitter {
  public:
   // With the catalog's default severity. `id` is checked against the catalog when gpuvet is
   // compiled (FindingId, rules/catalog_table.h).
-  void add(FindingId id, std::vector<std::string> subjects, std::string evidence);
-  void add(FindingId id, Severity severity, std::vector<std::string> subjects,
-           std::string evidence);
+  // Each add returns the finding it added (valid until the next add), for measure().
+  Finding& add(FindingId id, std::vector<std::string> subjects, std::string evidence);
+  Finding& add(FindingId id, Severity severity, std::vector<std::string> subjects,
+               std::string evidence);
   // The full form: a more precise bottleneck class and an instance-specific decision;
   // `finding.id` is set from `id`.
-  void add(FindingId id, Finding finding);
+  Finding& add(FindingId id, Finding finding);
   void note(std::string text);
 
   const std::vector<Finding>& findings() const { return findings_; }
@@ -76,6 +77,12 @@ bool is_idle(const Facts& f, const GpuFacts& g, const Thresholds& t);
 std::string load_phrase(const GpuFacts& g);
 
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
+
+// Records the numbers a rule compared (JSON `observed`, `expected`): `observed` of
+// `quantity` in `unit` against `expected`, which is the least (kAtLeast), the most (kAtMost)
+// or the exact value the rule accepts. Returns `f`.
+Finding& measure(Finding& f, std::string quantity, std::string unit, double observed,
+                 double expected, Bound bound);
 
 // ---- rule groups
 

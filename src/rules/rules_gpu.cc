@@ -20,6 +20,7 @@
 
 #include "core/util.h"
 #include "hw/xid_table.h"
+#include "rules/node_wide.h"
 #include "rules/rule.h"
 
 namespace gpuvet::rules {
@@ -156,8 +157,14 @@ void check_gpu_count(const Context& c, Emitter& e) {
     std::string evidence;
     if (c.options.expect_gpus)
       evidence = fmt::format("{} of {} expected GPUs visible; ", seen, *c.options.expect_gpus);
-    evidence += "the driver/NVML gave no GPU facts: " + quote(driver_failure(f));
-    e.add("gpu-missing", Severity::kCritical, {"host"}, std::move(evidence));
+    const std::string why = driver_failure(f);
+    evidence += "the driver/NVML gave no GPU facts: " + quote(why);
+    Finding& fd = e.add("gpu-missing", Severity::kCritical, {"host"}, std::move(evidence));
+    if (c.options.expect_gpus)
+      measure(fd, "gpu_count", "count", static_cast<double>(seen), *c.options.expect_gpus,
+              Bound::kAtLeast);
+    // No driver library at all: install or load the driver, not a hardware fault.
+    if (to_lower(why).find("not found") != std::string::npos) fd.action = Action::kFixConfig;
     return;
   }
   if (c.options.expect_gpus) {
@@ -165,7 +172,8 @@ void check_gpu_count(const Context& c, Emitter& e) {
     if (seen < expected) {
       std::string evidence = fmt::format("{} of {} expected GPUs visible", seen, expected);
       if (seen > 0) evidence += " (" + gpu_list(f) + ")";
-      e.add("gpu-missing", Severity::kCritical, {"host"}, std::move(evidence));
+      measure(e.add("gpu-missing", Severity::kCritical, {"host"}, std::move(evidence)), "gpu_count",
+              "count", static_cast<double>(seen), static_cast<double>(expected), Bound::kAtLeast);
     } else if (seen > expected) {
       e.note(fmt::format("{} GPUs visible, more than the {} expected (--expect-gpus)", seen,
                          expected));
@@ -175,49 +183,9 @@ void check_gpu_count(const Context& c, Emitter& e) {
   // Live: NVML answered yet lists nothing. A GPU server whose driver sees no GPU is the
   // article's first stop, not an empty report.
   if (seen == 0 && nvml && nvml->ok)
-    e.add("gpu-missing", Severity::kCritical, {"host"},
-          "the driver answered but reports 0 GPUs visible to this process");
-}
-
-void check_unresponsive(const Context& c, Emitter& e) {
-  const Facts& f = c.facts;
-  struct Lost {
-    std::string subject;
-    std::optional<std::string> unresponsive;
-    std::optional<std::string> bus;
-    std::vector<std::string> lines;
-  };
-  std::vector<Lost> lost;  // first-seen order keeps the output stable
-  auto entry = [&](const std::string& subject) -> Lost& {
-    for (auto& l : lost)
-      if (l.subject == subject) return l;
-    lost.push_back({subject, {}, {}, {}});
-    return lost.back();
-  };
-  for (const auto& g : f.gpus) {
-    if (!g.unresponsive) continue;
-    Lost& l = entry(gpu_subject(g.index));
-    l.unresponsive = g.unresponsive;
-    l.bus = g.pci_bus_id;
-  }
-  for (const auto& line : f.kernel_log.fallen_off_bus) {
-    const auto bus = bus_id_in(line);
-    const GpuFacts* g = bus ? find_gpu_by_bus(f, *bus) : nullptr;
-    Lost& l = entry(g ? gpu_subject(g->index) : bus ? *bus : "kernel log");
-    if (!l.bus) l.bus = g && g->pci_bus_id ? g->pci_bus_id : bus;
-    l.lines.push_back(line);
-  }
-  for (const auto& l : lost) {
-    std::vector<std::string> parts;
-    if (l.unresponsive) parts.push_back("did not answer: " + quote(*l.unresponsive));
-    if (!l.lines.empty())
-      parts.push_back(fmt::format("kernel log: fell off the bus ({} line{}), last: \"{}\"",
-                                  l.lines.size(), l.lines.size() == 1 ? "" : "s",
-                                  quote(l.lines.back())));
-    std::string who = l.subject;
-    if (l.bus && *l.bus != l.subject) who += " (" + *l.bus + ")";
-    e.add("gpu-unresponsive", Severity::kCritical, {l.subject}, who + " " + join(parts, "; "));
-  }
+    measure(e.add("gpu-missing", Severity::kCritical, {"host"},
+                  "the driver answered but reports 0 GPUs visible to this process"),
+            "gpu_count", "count", 0, 1, Bound::kAtLeast);
 }
 
 // One compared property: per-GPU text values, grouped by value in first-seen order.
@@ -334,8 +302,15 @@ bool check_thermal(const Context& c, const GpuFacts& g, Emitter& e) {
         "target about 83 °C)",
         *th.gpu_c, c.t.hot_temp_c));
   if (!parts.empty()) {
-    e.add("thermal-throttle", Severity::kWarning, {gpu_subject(g.index)},
-          gpu_subject(g.index) + " " + join(parts, "; ") + load_suffix(g));
+    Finding& fd = e.add("thermal-throttle", Severity::kWarning, {gpu_subject(g.index)},
+                        gpu_subject(g.index) + " " + join(parts, "; ") + load_suffix(g));
+    if (th.gpu_c && th.slowdown_c)
+      measure(fd, "temperature", "C", *th.gpu_c, *th.slowdown_c - c.t.slowdown_headroom_c,
+              Bound::kAtMost);
+    else if (th.margin_c)
+      measure(fd, "thermal_margin", "C", *th.margin_c, c.t.thermal_margin_c, Bound::kAtLeast);
+    else if (th.gpu_c && *th.gpu_c >= c.t.hot_temp_c)
+      measure(fd, "temperature", "C", *th.gpu_c, c.t.hot_temp_c, Bound::kAtMost);
     return true;
   }
   // Nothing now, but the driver counted time spent thermally limited since it loaded: history
@@ -348,7 +323,8 @@ bool check_thermal(const Context& c, const GpuFacts& g, Emitter& e) {
     e.add("thermal-throttle", Severity::kInfo, {gpu_subject(g.index)},
           fmt::format("{} spent time thermally limited since the driver loaded ({}); no thermal "
                       "limit is active now",
-                      gpu_subject(g.index), join(history, ", ")));
+                      gpu_subject(g.index), join(history, ", ")))
+        .action = Action::kWatch;
   return false;
 }
 
@@ -367,6 +343,9 @@ struct PowerFinding {
   // 450/700", "admin-limit 200/350". Equal keys on every GPU make a node-level fault.
   std::string key;
   std::string signal;  // the key in words, for the node-level evidence
+  // The limit compared (JSON observed/expected), and the action when not the catalog's.
+  std::optional<FindingValue> observed, expected;
+  std::optional<Action> action;
 };
 
 struct PowerResult {
@@ -467,6 +446,26 @@ PowerResult check_power(const Context& c, const GpuFacts& g, bool busy) {
   PowerFinding pf;
   pf.gpu = g.index;
   pf.severity = informational ? Severity::kInfo : Severity::kWarning;
+  {
+    Finding values;
+    if (requested && enforced && *enforced < below * *requested)
+      measure(values, "power_limit", "W", *enforced, *requested, Bound::kAtLeast);
+    else if (p.default_limit_w && (requested || enforced) &&
+             *(requested ? requested : enforced) < below * *p.default_limit_w)
+      measure(values, "power_limit", "W", *(requested ? requested : enforced), *p.default_limit_w,
+              Bound::kAtLeast);
+    else if (at_limit)
+      measure(values, "power_draw", "W", *p.draw_w, c.t.power_at_limit_fraction * *limit,
+              Bound::kAtMost);
+    pf.observed = values.observed;
+    pf.expected = values.expected;
+  }
+  // A limit that is the design or an administrator's choice needs nothing; a power brake is
+  // the node's power delivery (PSU, board), a hardware matter.
+  if (informational)
+    pf.action = Action::kNone;
+  else if (has_reason(g, "hw_power_brake_slowdown") || has_reason(g, "hw_slowdown"))
+    pf.action = Action::kReseatOrRma;
   pf.evidence = std::move(evidence);
   if (at_limit) keys.push_back("at-limit");
   pf.key = join(keys, "|");
@@ -491,17 +490,6 @@ std::string draw_range(const Facts& f, const std::vector<int>& gpus) {
   return format_number(*lo, 0) + "–" + format_number(*hi, 0) + " W";
 }
 
-// "GPU0–GPU7" for a contiguous run of indices, else the list.
-std::string gpu_span(const std::vector<int>& gpus) {
-  bool contiguous = gpus.size() > 2;
-  for (std::size_t i = 1; i < gpus.size() && contiguous; ++i)
-    contiguous = gpus[i] == gpus[i - 1] + 1;
-  if (contiguous) return gpu_subject(gpus.front()) + "–" + gpu_subject(gpus.back());
-  std::vector<std::string> names;
-  for (int i : gpus) names.push_back(gpu_subject(i));
-  return join(names, ", ");
-}
-
 // Emits the power findings: one per GPU, or one for the node when every GPU of the box (two
 // or more) reports the same problem — a power brake or an outside cap on all of them at once
 // comes from the node's power delivery or its BMC, not from eight boards.
@@ -515,8 +503,12 @@ void emit_power(const Context& c, const std::vector<PowerFinding>& found, std::s
                   }) &&
       found.front().severity >= Severity::kWarning;
   if (!node_level) {
-    for (const auto& pf : found)
-      e.add("power-throttle", pf.severity, {gpu_subject(pf.gpu)}, pf.evidence);
+    for (const auto& pf : found) {
+      Finding& fd = e.add("power-throttle", pf.severity, {gpu_subject(pf.gpu)}, pf.evidence);
+      fd.observed = pf.observed;
+      fd.expected = pf.expected;
+      fd.action = pf.action;
+    }
     return;
   }
   std::vector<int> idx;
@@ -543,6 +535,10 @@ void emit_power(const Context& c, const std::vector<PowerFinding>& found, std::s
   Finding fd;
   fd.severity = found.front().severity;
   fd.subjects = std::move(subjects);
+  // One key on every GPU: the same limits (a draw differs per GPU; the first GPU's is shown).
+  fd.observed = found.front().observed;
+  fd.expected = found.front().expected;
+  fd.action = found.front().action;
   fd.evidence = fmt::format("all {} GPUs of the node ({}) report the same: {}{}", found.size(),
                             gpu_span(idx), found.front().signal, load);
   if (brake) {
@@ -580,10 +576,16 @@ bool check_misleading(const Context& c, const GpuFacts& g, Emitter& e) {
     if (g.clocks.sm_max_mhz) clock += fmt::format(" of max {} MHz", *g.clocks.sm_max_mhz);
     how.push_back(std::move(clock));
   }
-  e.add("utilization-misleading", Severity::kWarning, {gpu_subject(g.index)},
-        fmt::format("{} reports {} % utilisation but {}: it is waiting (e.g. spinning in a "
-                    "collective), not computing",
-                    gpu_subject(g.index), *g.utilization.gpu_pct, join(how, " ")));
+  Finding& fd =
+      e.add("utilization-misleading", Severity::kWarning, {gpu_subject(g.index)},
+            fmt::format("{} reports {} % utilisation but {}: it is waiting (e.g. spinning in a "
+                        "collective), not computing",
+                        gpu_subject(g.index), *g.utilization.gpu_pct, join(how, " ")));
+  if (low_power)
+    measure(fd, "power_fraction", "fraction", *pf, c.t.misleading_power_fraction, Bound::kAtLeast);
+  else
+    measure(fd, "sm_clock", "MHz", *g.clocks.sm_mhz,
+            kMisleadingClockFraction * *g.clocks.sm_max_mhz, Bound::kAtLeast);
   return true;
 }
 
@@ -616,10 +618,13 @@ void check_clocks(const Context& c, const GpuFacts& g, bool busy, bool thermal, 
       !thermal && (power == PowerState::kAtRatedLimit || power == PowerState::kAdminLimit)
           ? Severity::kInfo
           : Severity::kWarning;
-  e.add("clocks-below-target", severity, {gpu_subject(g.index)},
-        fmt::format("{} SM clock {} MHz of max {} MHz ({} %) while busy{}{}", gpu_subject(g.index),
-                    *k.sm_mhz, *k.sm_max_mhz, percent(fraction),
-                    load.empty() ? "" : " (" + load + ")", why));
+  Finding& fd = e.add("clocks-below-target", severity, {gpu_subject(g.index)},
+                      fmt::format("{} SM clock {} MHz of max {} MHz ({} %) while busy{}{}",
+                                  gpu_subject(g.index), *k.sm_mhz, *k.sm_max_mhz, percent(fraction),
+                                  load.empty() ? "" : " (" + load + ")", why));
+  measure(fd, "sm_clock", "MHz", *k.sm_mhz, c.t.clocks_below_fraction * *k.sm_max_mhz,
+          Bound::kAtLeast);
+  if (severity == Severity::kInfo) fd.action = Action::kNone;
 }
 
 void check_ecc(const GpuFacts& g, Emitter& e) {
@@ -684,7 +689,26 @@ void check_ecc(const GpuFacts& g, Emitter& e) {
                                   ecc.remapped_rows_uncorrectable.value_or(0)));
   std::string evidence = gpu_subject(g.index) + " ECC: " + join(parts, "; ");
   if (!context.empty()) evidence += " (" + join(context, "; ") + ")";
-  e.add("ecc-errors", sev, {gpu_subject(g.index)}, std::move(evidence));
+  Finding& fd = e.add("ecc-errors", sev, {gpu_subject(g.index)}, std::move(evidence));
+  // The count that decided, against none: uncorrectable first, else corrected.
+  const std::optional<std::uint64_t> uncorrected =
+      vol.uncorrected && *vol.uncorrected > 0   ? vol.uncorrected
+      : agg.uncorrected && *agg.uncorrected > 0 ? agg.uncorrected
+                                                : std::nullopt;
+  const std::optional<std::uint64_t> corrected = vol_corr   ? vol.corrected
+                                                 : agg_corr ? agg.corrected
+                                                            : std::nullopt;
+  if (uncorrected)
+    measure(fd, "ecc_uncorrected", "count", static_cast<double>(*uncorrected), 0, Bound::kAtMost);
+  else if (corrected)
+    measure(fd, "ecc_corrected", "count", static_cast<double>(*corrected), 0, Bound::kAtMost);
+  // A failed remap is an RMA; uncorrectable errors or a pending remap/retirement need the
+  // GPU out of service (and reset); corrected errors alone are watched (the catalog's).
+  if (ecc.remapping_failed && *ecc.remapping_failed)
+    fd.action = Action::kReseatOrRma;
+  else if (sev == Severity::kCritical || (ecc.remapping_pending && *ecc.remapping_pending) ||
+           (ecc.retired_pages_pending && *ecc.retired_pages_pending))
+    fd.action = Action::kDrain;
 }
 
 // ---------------------------------------------------------------- Xid events
@@ -830,6 +854,29 @@ std::optional<int> xid_cause(const Facts& f, std::size_t at, const std::string& 
   return std::nullopt;
 }
 
+// What an Xid calls for: history is watched; a critical one (fallen off the bus, a reset or
+// reboot required) drains the node; else by where it comes from — the application's own
+// fault, the board or its links, the driver's configuration.
+Action xid_action(const hw::XidInfo* judged, Severity sev, bool current) {
+  if (!current || sev <= Severity::kInfo) return Action::kWatch;
+  if (sev >= Severity::kCritical) return Action::kDrain;
+  if (!judged) return Action::kWatch;
+  switch (judged->origin) {
+    case hw::XidOrigin::kApplication:
+      return Action::kFixApplication;
+    case hw::XidOrigin::kHardware:
+    case hw::XidOrigin::kThermalPower:
+    case hw::XidOrigin::kNvlink:
+      return Action::kReseatOrRma;
+    case hw::XidOrigin::kDriver:
+      return Action::kFixConfig;
+    case hw::XidOrigin::kMemory:
+    case hw::XidOrigin::kUnknown:
+      return Action::kWatch;
+  }
+  return Action::kWatch;
+}
+
 void check_xids(const Context& c, Emitter& e) {
   const Facts& f = c.facts;
   if (f.kernel_log.xids.empty()) return;
@@ -841,6 +888,7 @@ void check_xids(const Context& c, Emitter& e) {
     std::string subject;
     std::optional<int> cause;  // the Xid this one follows from, when it is a follow-up
     std::optional<std::string> bus;
+    std::optional<int> gpu;  // the GPU the subject names
     int recent = 0, history = 0, earlier_boot = 0, unknown = 0;
     const XidEvent* last = nullptr;  // the latest placed one, else the last seen
     Placed last_placed;
@@ -869,6 +917,7 @@ void check_xids(const Context& c, Emitter& e) {
           a && (!gr.action || a->severity > gr.action->severity))
         gr.action = std::move(a);
     if (!gr.bus) gr.bus = x.pci_bus_id ? x.pci_bus_id : g ? g->pci_bus_id : std::nullopt;
+    if (!gr.gpu) gr.gpu = x.gpu ? x.gpu : g ? std::optional<int>(g->index) : std::nullopt;
     const Placed p = place(x, clock, window_s);
     switch (p.when) {
       case When::kRecent:
@@ -897,6 +946,7 @@ void check_xids(const Context& c, Emitter& e) {
     }
   }
 
+  std::vector<XidFinding> found;
   for (const auto& gr : groups) {
     const hw::XidInfo* info = hw::find_xid(gr.code);
     // A follow-up takes the category and severity of the fault it follows: an Xid 45 "caused
@@ -912,6 +962,7 @@ void check_xids(const Context& c, Emitter& e) {
 
     std::string evidence = fmt::format("Xid {} ×{} on {}", gr.code, n, gr.subject);
     if (gr.bus && *gr.bus != gr.subject) evidence += " (" + *gr.bus + ")";
+    const std::size_t detail_at = evidence.size();
     evidence += " — " + std::string(info ? info->name : "unknown Xid code");
     if (gr.cause)
       evidence += fmt::format(", following Xid {} ({}; {})", *gr.cause,
@@ -942,6 +993,18 @@ void check_xids(const Context& c, Emitter& e) {
     }
     if (gr.last && !gr.last->message.empty()) evidence += ": \"" + quote(gr.last->message) + "\"";
 
+    XidFinding xf;
+    xf.gpu = gr.gpu;
+    xf.code = gr.code;
+    xf.cause = gr.cause;
+    xf.judged = judged;
+    xf.count = n;
+    xf.current = current;
+    if (gr.last && gr.last_placed.when != When::kUnknown) {
+      xf.last_unix = gr.last->unix_time;
+      xf.last_uptime_s = gr.last->uptime_s;
+    }
+    xf.detail = evidence.substr(detail_at);
     Finding finding;
     finding.severity = sev;
     finding.subjects = {gr.subject};
@@ -956,7 +1019,97 @@ void check_xids(const Context& c, Emitter& e) {
       notes.push_back(fmt::format("Xid {} ({}): {} NVIDIA's action: {}.", gr.code, info->mnemonic,
                                   info->meaning, info->action));
     if (!notes.empty()) finding.decision_note = join(notes, " ");
-    e.add("xid-error", std::move(finding));
+    finding.action = xid_action(judged, sev, current);
+    xf.finding = std::move(finding);
+    found.push_back(std::move(xf));
+  }
+  // One code on every GPU at once is one finding of the node (rules/node_wide.h).
+  emit_xids(c, std::move(found), e);
+}
+
+// gpu-unresponsive: a GPU that does not answer now is critical. A kernel-log line saying it
+// fell off the bus is dated like an Xid (xid_clock, place): recent or of unknown time is
+// critical, older than xid_window_h or from an earlier boot is history (info).
+void check_unresponsive(const Context& c, Emitter& e) {
+  const Facts& f = c.facts;
+  const XidClock clock = xid_clock(c);
+  const double window_s = c.t.xid_window_h * 3600;
+  struct Lost {
+    std::string subject;
+    std::optional<std::string> unresponsive;
+    std::optional<std::string> bus;
+    std::vector<std::string> lines;
+    int current = 0;     // lines recent or of unknown time
+    Placed last_placed;  // the newest dated line
+    const XidEvent* last = nullptr;
+  };
+  std::vector<Lost> lost;  // first-seen order keeps the output stable
+  auto entry = [&](const std::string& subject) -> Lost& {
+    for (auto& l : lost)
+      if (l.subject == subject) return l;
+    lost.push_back({subject, {}, {}, {}});
+    return lost.back();
+  };
+  for (const auto& g : f.gpus) {
+    if (!g.unresponsive) continue;
+    Lost& l = entry(gpu_subject(g.index));
+    l.unresponsive = g.unresponsive;
+    l.bus = g.pci_bus_id;
+  }
+  const auto& lines = f.kernel_log.fallen_off_bus;
+  // The lines' times, one per line (an older JSON report has the lines only).
+  const auto& when = f.kernel_log.fallen_off_bus_events;
+  const bool dated = when.size() == lines.size();
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const auto& line = lines[i];
+    const auto bus = bus_id_in(line);
+    const GpuFacts* g = bus ? find_gpu_by_bus(f, *bus) : nullptr;
+    Lost& l = entry(g ? gpu_subject(g->index) : bus ? *bus : "kernel log");
+    if (!l.bus) l.bus = g && g->pci_bus_id ? g->pci_bus_id : bus;
+    l.lines.push_back(line);
+    const Placed p = dated ? place(when[i], clock, window_s) : Placed{};
+    if (p.when == When::kRecent || p.when == When::kUnknown) ++l.current;
+    if (p.when != When::kUnknown) {
+      const bool newer = !l.last || (when[i].unix_time && l.last->unix_time
+                                         ? *when[i].unix_time >= *l.last->unix_time
+                                         : true);
+      if (newer) {
+        l.last = &when[i];
+        l.last_placed = p;
+      }
+    }
+  }
+  for (const auto& l : lost) {
+    std::vector<std::string> parts;
+    if (l.unresponsive) parts.push_back("did not answer: " + quote(*l.unresponsive));
+    const bool history = !l.unresponsive && !l.lines.empty() && l.current == 0;
+    if (!l.lines.empty()) {
+      std::string when_text;
+      if (history)
+        when_text = ", history: " + (l.last_placed.age.empty() ? "older" : l.last_placed.age) +
+                    " (last at " + l.last_placed.stamp + ")";
+      else if (l.last)
+        when_text = ", last at " + l.last_placed.stamp +
+                    (l.last_placed.age.empty() ? "" : ", " + l.last_placed.age);
+      parts.push_back(fmt::format("kernel log: fell off the bus ({} line{}){}, last: \"{}\"",
+                                  l.lines.size(), l.lines.size() == 1 ? "" : "s", when_text,
+                                  quote(l.lines.back())));
+    }
+    std::string who = l.subject;
+    if (l.bus && *l.bus != l.subject) who += " (" + *l.bus + ")";
+    if (!history) {
+      e.add("gpu-unresponsive", Severity::kCritical, {l.subject}, who + " " + join(parts, "; "));
+      continue;
+    }
+    Finding fd;
+    fd.severity = Severity::kInfo;
+    fd.subjects = {l.subject};
+    fd.evidence = who + " " + join(parts, "; ");
+    fd.decision_note =
+        "History, not the state now: the GPU was lost then, and the node has been up since (or "
+        "rebooted). If it answers now, watch for a repeat: a second fall from the bus is a "
+        "hardware case (reseat, riser, PSU, RMA).";
+    e.add("gpu-unresponsive", std::move(fd));
   }
 }
 
@@ -994,10 +1147,15 @@ void check_dcgm(const Context& c, Emitter& e) {
                          t.find("page retirement") == std::string::npos &&
                          t.find("inforom") == std::string::npos;
       const Severity sev = fail && !setup ? Severity::kCritical : Severity::kWarning;
-      e.add("dcgm-diag-failed", sev, dcgm_subjects(f, h),
-            fmt::format("dcgmi diag {}{}test \"{}\": {} on {}{}", h.category,
-                        h.category.empty() ? "" : " ", h.test, fail ? "Fail" : "Warn",
-                        dcgm_where(h), said));
+      Finding& fd = e.add("dcgm-diag-failed", sev, dcgm_subjects(f, h),
+                          fmt::format("dcgmi diag {}{}test \"{}\": {} on {}{}", h.category,
+                                      h.category.empty() ? "" : " ", h.test, fail ? "Fail" : "Warn",
+                                      dcgm_where(h), said));
+      // A failed deployment check names a setting; a hardware test's warning is watched.
+      if (setup)
+        fd.action = Action::kFixConfig;
+      else if (!fail)
+        fd.action = Action::kWatch;
       continue;
     }
     const Severity sev = fail ? Severity::kCritical : Severity::kWarning;
@@ -1006,17 +1164,20 @@ void check_dcgm(const Context& c, Emitter& e) {
     const std::string evidence = fmt::format("dcgmi health -c: {} {} on {}{}", h.test,
                                              fail ? "Failure" : "Warning", dcgm_where(h), said);
     auto has = [&](const char* w) { return m.find(w) != std::string::npos; };
+    Finding* fd = nullptr;
     if (t.rfind("pcie", 0) == 0 && has("replay"))
-      e.add("pcie-replay-errors", sev, dcgm_subjects(f, h), evidence);
+      fd = &e.add("pcie-replay-errors", sev, dcgm_subjects(f, h), evidence);
     else if (t.rfind("memory", 0) == 0 && (has("ecc") || has("dbe") || has("sbe") ||
                                            has("uncorrectable") || has("retire") || has("remap")))
-      e.add("ecc-errors", sev, dcgm_subjects(f, h), evidence);
+      fd = &e.add("ecc-errors", sev, dcgm_subjects(f, h), evidence);
     else if (t.rfind("thermal", 0) == 0)
-      e.add("thermal-throttle", sev, dcgm_subjects(f, h), evidence);
+      fd = &e.add("thermal-throttle", sev, dcgm_subjects(f, h), evidence);
     else if (t.rfind("power", 0) == 0)
-      e.add("power-throttle", sev, dcgm_subjects(f, h), evidence);
+      fd = &e.add("power-throttle", sev, dcgm_subjects(f, h), evidence);
     else
-      e.add("dcgm-health-incident", sev, dcgm_subjects(f, h), evidence);
+      fd = &e.add("dcgm-health-incident", sev, dcgm_subjects(f, h), evidence);
+    // DCGM's own rule: a Failure drains the node, a Warning is watched.
+    fd->action = fail ? Action::kDrain : Action::kWatch;
   }
 }
 

@@ -29,29 +29,21 @@ std::string pct(double v) { return format_number(v, 1) + " %"; }
 
 // ---------------------------------------------------------------- PSI
 
-// A window this long or longer is judged by its own share; a shorter one (diagnose samples
-// for 0.05 s by default) by the kernel's 10 s average, which a 50 ms window is too noisy to
-// beat. A capture or a paste holds one reading: its averages.
-constexpr double kPsiWindowMinS = 1.0;
-
-bool psi_by_window(const PsiReading& r, double window_s) {
-  return r.some_window_pct && (window_s >= kPsiWindowMinS || !r.some_avg10);
-}
-
+// Which figure is judged: hw::psi_choice, shared with the report.
 std::optional<double> psi_some(const std::optional<PsiReading>& r, double window_s) {
   if (!r) return std::nullopt;
-  return psi_by_window(*r, window_s) ? r->some_window_pct : r->some_avg10;
+  const auto choice = hw::psi_choice(*r, window_s);
+  return choice ? std::optional<double>(choice->some_pct) : std::nullopt;
 }
 
 // "I/O pressure (PSI): some 28.1 %, full 25 % of the time over the 2 s window (avg10 some
 // 27.9 %)" or "… of the time (kernel's 10 s average; over the 0.05 s window some 31 %)".
 std::string psi_phrase(const char* what, const PsiReading& r, double window_s) {
-  const bool windowed = psi_by_window(r, window_s);
-  const auto some = windowed ? r.some_window_pct : r.some_avg10;
-  const auto full = windowed ? r.full_window_pct : r.full_avg10;
+  const auto choice = hw::psi_choice(r, window_s);
+  const bool windowed = choice && choice->windowed;
   std::vector<std::string> shares;
-  if (some) shares.push_back("some " + pct(*some));
-  if (full) shares.push_back("full " + pct(*full));
+  if (choice) shares.push_back("some " + pct(choice->some_pct));
+  if (choice && choice->full_pct) shares.push_back("full " + pct(*choice->full_pct));
   std::string s = fmt::format("{} pressure (PSI): {} of the time", what, join(shares, ", "));
   std::vector<std::string> also;
   if (windowed) {
@@ -148,7 +140,11 @@ void check_cpu(const Context& c, const HostPressure& hp, Emitter& e) {
       ev += "; not busy: " + join(not_busy, ", ") + " (GPU starvation possible)";
     }
   }
-  e.add("cpu-saturated", sev, subjects, std::move(ev));
+  double top = 0;
+  for (const auto* core : pegged) top = std::max(top, core->busy_pct);
+  Finding& fd = e.add("cpu-saturated", sev, subjects, std::move(ev));
+  measure(fd, "cpu_busy", "%", top, c.t.cpu_pegged_pct, Bound::kAtMost);
+  if (sev == Severity::kInfo) fd.action = Action::kNone;
 }
 
 void check_io(const Context& c, const HostPressure& hp, Emitter& e) {
@@ -186,7 +182,17 @@ void check_io(const Context& c, const HostPressure& hp, Emitter& e) {
       if (!top || d.util_pct > top->util_pct) top = &d;
     if (top) parts.push_back("busiest disk " + describe(*top));
   }
-  e.add("io-bound", Severity::kWarning, subjects, join(parts, ", "));
+  Finding& fd = e.add("io-bound", Severity::kWarning, subjects, join(parts, ", "));
+  // The signal that decided: a busy disk, else I/O pressure, else iowait.
+  if (!busy.empty()) {
+    double top = 0;
+    for (const auto* d : busy) top = std::max(top, d->util_pct);
+    measure(fd, "disk_util", "%", top, c.t.disk_util_pct, Bound::kAtMost);
+  } else if (psi_high) {
+    measure(fd, "psi_io_some", "%", *psi, c.t.psi_io_some_pct, Bound::kAtMost);
+  } else {
+    measure(fd, "iowait", "%", *hp.iowait_pct, c.t.iowait_pct, Bound::kAtMost);
+  }
 }
 
 void check_network(const Context& c, const HostPressure& hp, Emitter& e) {
@@ -204,16 +210,19 @@ void check_network(const Context& c, const HostPressure& hp, Emitter& e) {
       std::string line =
           speed_known ? fmt::format(" of {} Gbit/s", format_number(*n.speed_mbit_s / 1000, 0))
                       : std::string(" of its line rate");
-      e.add("network-saturated", Severity::kWarning, {n.device},
-            fmt::format("{} at {} %{} ({})", n.device, format_number(*util, 0), line, rates));
+      measure(
+          e.add("network-saturated", Severity::kWarning, {n.device},
+                fmt::format("{} at {} %{} ({})", n.device, format_number(*util, 0), line, rates)),
+          "nic_util", "%", *util, c.t.nic_util_pct, Bound::kAtMost);
       continue;
     }
     const double peak_gbit = peak_bytes * 8 / 1e9;
     if (peak_gbit < c.t.nic_unknown_speed_gbit_s) continue;
-    e.add("network-saturated", Severity::kWarning, {n.device},
-          fmt::format("{} {}, line rate unknown: {} % of 10 GbE, {} % of 25 GbE", n.device, rates,
-                      format_number(peak_gbit / 10 * 100, 0),
-                      format_number(peak_gbit / 25 * 100, 0)));
+    measure(e.add("network-saturated", Severity::kWarning, {n.device},
+                  fmt::format("{} {}, line rate unknown: {} % of 10 GbE, {} % of 25 GbE", n.device,
+                              rates, format_number(peak_gbit / 10 * 100, 0),
+                              format_number(peak_gbit / 25 * 100, 0))),
+            "nic_rate", "Gbit/s", peak_gbit, c.t.nic_unknown_speed_gbit_s, Bound::kAtMost);
   }
 }
 
@@ -289,10 +298,11 @@ std::set<int> check_shared(const Context& c, Emitter& e) {
     for (std::size_t i = 0; i < named; ++i)
       list += (i == 0 ? "" : i + 1 == pids.size() ? " and " : ", ") + pids[i];
     if (named < pids.size()) list += fmt::format(" and {} more", pids.size() - named);
-    e.add("gpu-shared-by-processes", Severity::kWarning, subjects,
-          fmt::format("{} processes share {}: pids {}; {} run{} no process", procs.size(),
-                      gpu_subject(gpu), list, join(idle_names, ", "),
-                      idle_names.size() == 1 ? "s" : ""));
+    measure(e.add("gpu-shared-by-processes", Severity::kWarning, subjects,
+                  fmt::format("{} processes share {}: pids {}; {} run{} no process", procs.size(),
+                              gpu_subject(gpu), list, join(idle_names, ", "),
+                              idle_names.size() == 1 ? "s" : "")),
+            "processes", "count", static_cast<double>(procs.size()), 1, Bound::kAtMost);
   }
   return reported_idle;
 }
@@ -326,10 +336,12 @@ void check_idle_peer(const Context& c, const std::set<int>& already, Emitter& e)
   }
   for (const auto* b : busy) subjects.push_back(gpu_subject(b->index));
   const bool one_job = one_job_expected(f);
-  e.add("gpu-idle-while-peer-busy", one_job ? Severity::kWarning : Severity::kInfo, subjects,
-        fmt::format("{} idle with no process on {} while {} {} busy{}", join(idle_parts, ", "),
-                    idle.size() == 1 ? "it" : "them", join(busy_parts, ", "),
-                    busy.size() == 1 ? "is" : "are", one_job ? "" : kSharedNodeCaveat));
+  Finding& fd =
+      e.add("gpu-idle-while-peer-busy", one_job ? Severity::kWarning : Severity::kInfo, subjects,
+            fmt::format("{} idle with no process on {} while {} {} busy{}", join(idle_parts, ", "),
+                        idle.size() == 1 ? "it" : "them", join(busy_parts, ", "),
+                        busy.size() == 1 ? "is" : "are", one_job ? "" : kSharedNodeCaveat));
+  if (!one_job) fd.action = Action::kNone;  // likely allocation on a shared node
 }
 
 void check_memory(const Context& c, Emitter& e) {
@@ -359,9 +371,15 @@ void check_memory(const Context& c, Emitter& e) {
       empty_parts.push_back(memory_phrase(*g));
     }
     const bool one_job = one_job_expected(f);
-    e.add("memory-imbalance", one_job ? Severity::kWarning : Severity::kInfo, subjects,
-          fmt::format("{} used while {}{}", join(full_parts, ", "), join(empty_parts, ", "),
-                      one_job ? "" : kSharedNodeCaveat));
+    double fullest = 0;
+    for (const auto* g : full) fullest = std::max(fullest, *memory_fraction(*g));
+    Finding& fd =
+        e.add("memory-imbalance", one_job ? Severity::kWarning : Severity::kInfo, subjects,
+              fmt::format("{} used while {}{}", join(full_parts, ", "), join(empty_parts, ", "),
+                          one_job ? "" : kSharedNodeCaveat));
+    measure(fd, "memory_used_fraction", "fraction", fullest, c.t.memory_imbalance_full_fraction,
+            Bound::kAtMost);
+    if (!one_job) fd.action = Action::kNone;  // likely allocation on a shared node
   }
   // Every GPU full: data parallelism does not pool memory.
   if (f.gpus.size() >= 2 && known == f.gpus.size() && near_full == known) {
@@ -371,9 +389,12 @@ void check_memory(const Context& c, Emitter& e) {
       subjects.push_back(gpu_subject(g.index));
       parts.push_back(memory_phrase(g));
     }
-    e.add("memory-near-full", Severity::kInfo, subjects,
-          fmt::format("every GPU at or above {} % memory used: {}",
-                      format_number(c.t.memory_full_fraction * 100, 0), join(parts, ", ")));
+    double least = 1;
+    for (const auto& g : f.gpus) least = std::min(least, *memory_fraction(g));
+    measure(e.add("memory-near-full", Severity::kInfo, subjects,
+                  fmt::format("every GPU at or above {} % memory used: {}",
+                              format_number(c.t.memory_full_fraction * 100, 0), join(parts, ", "))),
+            "memory_used_fraction", "fraction", least, c.t.memory_full_fraction, Bound::kAtMost);
   }
 }
 

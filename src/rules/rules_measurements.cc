@@ -157,10 +157,12 @@ void check_host_device(const Context& c, Emitter& e) {
       ev += fmt::format("; a {} link carries {} GB/s per direction", link_text,
                         gbps(link->theoretical_gbps));
     }
+    bool link_full = false;
     if (g->pcie.gen_current && g->pcie.width_current) {
       const std::string now =
           fmt::format("Gen{} x{}", *g->pcie.gen_current, *g->pcie.width_current);
-      if (*g->pcie.gen_current == link->gen && *g->pcie.width_current == link->width)
+      link_full = *g->pcie.gen_current == link->gen && *g->pcie.width_current == link->width;
+      if (link_full)
         ev += "; the link reads " + now +
               " now, so the loss is past it (host buffer on the far NUMA node, IOMMU, a shared "
               "switch uplink)";
@@ -168,7 +170,15 @@ void check_host_device(const Context& c, Emitter& e) {
         ev += "; the link reads " + now + " now";
     }
     ev += "; best figure from " + low[0].second->source;
-    e.add("h2d-bandwidth-low", Severity::kWarning, {gpu_subject(index)}, std::move(ev));
+    const HostFigure* worst = low[0].second;
+    for (const auto& [dir, fig] : low)
+      if (fig->gbps < worst->gbps) worst = fig;
+    Finding& fd =
+        e.add("h2d-bandwidth-low", Severity::kWarning, {gpu_subject(index)}, std::move(ev));
+    measure(fd, "bandwidth", "GB/s", worst->gbps, c.t.h2d_fraction * link->theoretical_gbps,
+            Bound::kAtLeast);
+    // The link itself is fine: the loss is placement or the IOMMU, a setting.
+    if (link_full) fd.action = Action::kFixConfig;
   }
   if (!unknown.empty()) {
     std::string list;
@@ -288,8 +298,11 @@ void check_peer(const Context& c, Emitter& e) {
                         expect->allowance_reason);
     if (const std::string bad = p2p_problems(*pair); !bad.empty())
       ev += "; " + bad + ": the traffic is likely routed via host memory";
-    e.add("p2p-bandwidth-low", Severity::kWarning, {pair_subject(key.first, key.second)},
-          std::move(ev));
+    measure(e.add("p2p-bandwidth-low", Severity::kWarning, {pair_subject(key.first, key.second)},
+                  std::move(ev)),
+            "bandwidth", "GB/s", *m.bandwidth_gbps,
+            c.t.p2p_fraction * expect->allowance * top->factor * expect->theoretical_gbps,
+            Bound::kAtLeast);
   }
   if (!unknown.empty()) {
     std::string list;
@@ -377,7 +390,9 @@ void check_data_corruption(const Context& c, Emitter& e) {
     ev +=
         "; the destination did not hold what was sent, so none of its figures count as "
         "bandwidth";
-    e.add("data-corruption", Severity::kCritical, w.subjects, std::move(ev));
+    Finding& fd = e.add("data-corruption", Severity::kCritical, w.subjects, std::move(ev));
+    if (w.count > 0)
+      measure(fd, "wrong_results", "count", static_cast<double>(w.count), 0, Bound::kAtMost);
   }
 }
 
@@ -524,9 +539,12 @@ void check_scaling(const Context& c, Emitter& e, const std::vector<ScaleGroup>& 
         fd.decision_note = "Fix the topology/hardware findings first (" + list +
                            "), then re-run the scaling test: no bucket size or batch setting "
                            "makes up for a degraded path.";
+        fd.action = Action::kFixConfig;  // the path first, the application after
       }
       comms_bound.push_back({g.name(), worst.efficiency, share});
     }
+    measure(fd, "scaling_efficiency", "fraction", worst.efficiency, c.t.scaling_efficiency,
+            Bound::kAtLeast);
     e.add("scaling-inefficient", std::move(fd));
   }
 }
@@ -574,6 +592,8 @@ void check_tail_latency(const Context& c, Emitter& e, const std::vector<ScaleGro
     fd.subjects = {g.name()};
     fd.evidence = std::move(ev);
     fd.bottleneck = Bottleneck::kComms;
+    measure(fd, worst.p99_ratio >= worst.spread_ratio.value_or(0) ? "p99_ratio" : "p99_p50_ratio",
+            "ratio", worst.score(), c.t.tail_p99_ratio, Bound::kAtMost);
     e.add("tail-latency-amplified", std::move(fd));
   }
 }

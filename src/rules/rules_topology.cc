@@ -22,6 +22,7 @@
 
 #include "core/util.h"
 #include "hw/expectations.h"
+#include "rules/node_wide.h"
 #include "rules/rule.h"
 
 namespace gpuvet::rules {
@@ -74,6 +75,7 @@ std::optional<Scaling> worst_scaling(const Facts& f) {
 
 void check_pcie(const Context& c, Emitter& e) {
   const bool vm = c.facts.host.virtual_machine.value_or(false);
+  std::vector<ReplayFinding> replays;
   for (const auto& g : c.facts.gpus) {
     const auto& l = g.pcie;
     const bool width_known =
@@ -125,22 +127,29 @@ void check_pcie(const Context& c, Emitter& e) {
         const std::string load = load_phrase(g);
         ev += "; generation below max while busy" + (load.empty() ? "" : " (" + load + ")");
       }
-      e.add("pcie-link-degraded", Severity::kWarning, {gpu_subject(g.index)}, std::move(ev));
+      Finding& fd =
+          e.add("pcie-link-degraded", Severity::kWarning, {gpu_subject(g.index)}, std::move(ev));
+      if (narrow)
+        measure(fd, "pcie_width", "lanes", *l.width_current, *l.width_max, Bound::kExactly);
+      else
+        measure(fd, "pcie_gen", "generation", *l.gen_current, *l.gen_max, Bound::kExactly);
     }
 
     // The counter only grows (since the driver loaded), so a handful on a node that has been
     // up for weeks is noise; many, or a rising count, is a marginal link.
     if (l.replay_counter && *l.replay_counter > 0) {
       const bool many = *l.replay_counter >= static_cast<std::uint64_t>(c.t.pcie_replay_warn_count);
-      e.add("pcie-replay-errors", many ? Severity::kWarning : Severity::kInfo,
-            {gpu_subject(g.index)},
-            fmt::format("{} PCIe replay counter {}{}{}", gpu_subject(g.index), *l.replay_counter,
-                        bus_suffix(g),
-                        many ? ""
-                             : fmt::format(" (under {}: watch whether it rises under load)",
-                                           c.t.pcie_replay_warn_count)));
+      replays.push_back(
+          {g.index, *l.replay_counter, many ? Severity::kWarning : Severity::kInfo,
+           fmt::format("{} PCIe replay counter {}{}{}", gpu_subject(g.index), *l.replay_counter,
+                       bus_suffix(g),
+                       many ? ""
+                            : fmt::format(" (under {}: watch whether it rises under load)",
+                                          c.t.pcie_replay_warn_count))});
     }
   }
+  // Replays on every GPU at once are one finding of the node's PCIe (rules/node_wide.h).
+  emit_replays(c, replays, e);
 }
 
 // ---------------------------------------------------------------- pairs
@@ -181,7 +190,12 @@ void check_numa_pairs(const Context& c, Emitter& e) {
           format_number(scaling->efficiency * 100, 0), scaling->gpus, scaling->preset,
           format_number(c.t.scaling_efficiency * 100, 0));
     }
-    e.add("gpu-pair-crosses-numa", sev, {pair_subject(p.a, p.b)}, std::move(ev));
+    Finding& fd = e.add("gpu-pair-crosses-numa", sev, {pair_subject(p.a, p.b)}, std::move(ev));
+    if (slow_together) {
+      measure(fd, "scaling_efficiency", "fraction", scaling->efficiency, c.t.scaling_efficiency,
+              Bound::kAtLeast);
+      fd.action = Action::kFixApplication;  // place communicating ranks on one socket
+    }
   }
 }
 
@@ -213,10 +227,31 @@ constexpr const char* kConsumerP2p =
     "GeForce cards: NVIDIA's driver offers them no PCIe peer-to-peer (expected; only an NVLink "
     "bridge gives them P2P)";
 
+// No GPU of the pair is known to be other than GeForce, and at least one's model is not in
+// the input (a topo -p2p matrix alone): an NS there may be the GeForce driver's design, so it
+// is not read as a datacenter card's fault.
+bool model_unknown(const GpuFacts* g) { return !g || !g->name; }
+bool consumer_or_unknown(const GpuFacts* g) {
+  return model_unknown(g) || hw::consumer_gpu(*g->name);
+}
+bool unknown_pair(const Facts& f, int a, int b) {
+  const GpuFacts* ga = find_gpu(f, a);
+  const GpuFacts* gb = find_gpu(f, b);
+  return (model_unknown(ga) || model_unknown(gb)) && consumer_or_unknown(ga) &&
+         consumer_or_unknown(gb);
+}
+
+constexpr const char* kUnknownModelP2p =
+    "the GPU model is not in the input: this is expected on GeForce cards (their driver offers "
+    "no PCIe peer-to-peer) and a fault on datacenter cards (ACS/IOMMU, BIOS); paste "
+    "`nvidia-smi -L` beside it to tell which";
+
 void check_p2p(const Context& c, Emitter& e) {
   for (const auto& p : c.facts.pairs) {
     if (p.a == p.b) continue;
     const bool consumer = p.path != PathType::kNVLink && consumer_pair(c.facts, p.a, p.b);
+    const bool unknown =
+        p.path != PathType::kNVLink && !consumer && unknown_pair(c.facts, p.a, p.b);
     const bool rw_known = p.p2p_read.has_value() || p.p2p_write.has_value();
     const bool nv_path = p.path == PathType::kNVLink || (p.nvlinks && *p.nvlinks > 0);
     Severity sev = Severity::kOk;
@@ -233,6 +268,11 @@ void check_p2p(const Context& c, Emitter& e) {
       } else if (consumer) {
         raise(Severity::kInfo);
         why.push_back(kConsumerP2p);
+      } else if (unknown && **s == P2PStatus::kNotSupported) {
+        // NS is what the GeForce driver answers for PCIe P2P; CNS/TNS/U/disabled name the
+        // platform, whatever the card.
+        raise(Severity::kInfo);
+        why.push_back(kUnknownModelP2p);
       } else {
         raise(Severity::kWarning);
       }
@@ -261,7 +301,8 @@ void check_p2p(const Context& c, Emitter& e) {
     std::sort(why.begin(), why.end());
     why.erase(std::unique(why.begin(), why.end()), why.end());
     if (sev == Severity::kInfo && !why.empty()) ev += ": " + join(why, "; ");
-    e.add("p2p-unavailable", sev, {pair_subject(p.a, p.b)}, std::move(ev));
+    Finding& fd = e.add("p2p-unavailable", sev, {pair_subject(p.a, p.b)}, std::move(ev));
+    if (sev == Severity::kInfo) fd.action = Action::kNone;  // expected for the model or path
   }
 }
 
@@ -308,7 +349,8 @@ void check_nvlink(const Context& c, Emitter& e) {
       e.add("nvlink-down", Severity::kWarning, capable,
             fmt::format("NvLinkDisable=1 in /proc/driver/nvidia/params on {} GPUs{} that "
                         "normally talk over NVLink: peer traffic falls back to PCIe",
-                        f.gpus.size(), m.empty() ? "" : " (" + join(m, ", ") + ")"));
+                        f.gpus.size(), m.empty() ? "" : " (" + join(m, ", ") + ")"))
+          .action = Action::kFixConfig;  // a driver parameter, not the hardware
       driver_reported = true;
     } else if (f.gpus.size() >= 2 && !names_known) {
       e.note(
@@ -369,19 +411,22 @@ void check_nvlink(const Context& c, Emitter& e) {
         unbridged.push_back(gpu_subject(g.index));
       } else {
         warned.push_back(g.index);
-        e.add("nvlink-down", Severity::kWarning, {gpu_subject(g.index)},
-              fmt::format("{} NVLink: {} links active, fewer than the {} of {} ({} of {} listed "
-                          "links inactive: {})",
-                          gpu_subject(g.index), active, config->links, config->what, down.size(),
-                          known, join(ids, ", ")));
+        measure(e.add("nvlink-down", Severity::kWarning, {gpu_subject(g.index)},
+                      fmt::format("{} NVLink: {} links active, fewer than the {} of {} ({} of "
+                                  "{} listed links inactive: {})",
+                                  gpu_subject(g.index), active, config->links, config->what,
+                                  down.size(), known, join(ids, ", "))),
+                "nvlinks_active", "links", active, config->links, Bound::kAtLeast);
       }
       continue;
     }
     if (active > 0) {
-      e.add("nvlink-down", Severity::kWarning, {gpu_subject(g.index)},
-            fmt::format("{} NVLink: {} of {} links inactive (link{} {}) while {} are active",
-                        gpu_subject(g.index), down.size(), known, down.size() > 1 ? "s" : "",
-                        join(ids, ", "), active));
+      measure(e.add("nvlink-down", Severity::kWarning, {gpu_subject(g.index)},
+                    fmt::format("{} NVLink: {} of {} links inactive (link{} {}) while {} are "
+                                "active",
+                                gpu_subject(g.index), down.size(), known,
+                                down.size() > 1 ? "s" : "", join(ids, ", "), active)),
+              "nvlinks_active", "links", active, known, Bound::kExactly);
       continue;
     }
     if (driver_reported) continue;  // the driver parameter explains it
@@ -418,9 +463,10 @@ void check_nvlink(const Context& c, Emitter& e) {
     if (std::find(warned.begin(), warned.end(), p.a) != warned.end() ||
         std::find(warned.begin(), warned.end(), p.b) != warned.end())
       continue;  // the links themselves were reported
-    e.add("nvlink-down", Severity::kWarning, {pair_subject(p.a, p.b)},
-          fmt::format("{} NV{}: fewer links than the {} of {}", pair_subject(p.a, p.b), *p.nvlinks,
-                      ca->links, ca->what));
+    measure(e.add("nvlink-down", Severity::kWarning, {pair_subject(p.a, p.b)},
+                  fmt::format("{} NV{}: fewer links than the {} of {}", pair_subject(p.a, p.b),
+                              *p.nvlinks, ca->links, ca->what)),
+            "nvlinks", "links", *p.nvlinks, ca->links, Bound::kAtLeast);
   }
   if (!bridged_as_built.empty())
     e.note(
@@ -434,7 +480,8 @@ void check_nvlink(const Context& c, Emitter& e) {
                       "or fit the bridge",
                       join(unbridged, ", "), unbridged.size() == 1 ? "has" : "have",
                       join(bridged, ", "), bridged.size() == 1 ? "is" : "are",
-                      unbridged.size() == 1 ? "it" : "they"));
+                      unbridged.size() == 1 ? "it" : "they"))
+        .action = Action::kNone;
 
   // A fully NVLink-connected box whose pairs do not all have the same number of links.
   std::set<int> members;
@@ -461,10 +508,15 @@ void check_nvlink(const Context& c, Emitter& e) {
         subjects.push_back(pair_subject(p->a, p->b));
         parts.push_back(fmt::format("{} NV{}", pair_subject(p->a, p->b), *p->nvlinks));
       }
-    if (!subjects.empty())
-      e.add("nvlink-down", Severity::kWarning, subjects,
-            fmt::format("{} while the other pairs of this fully NVLink-connected box have NV{}",
-                        join(parts, ", "), most));
+    if (!subjects.empty()) {
+      int fewest = most;
+      for (const auto* p : pairs) fewest = std::min(fewest, *p->nvlinks);
+      measure(e.add("nvlink-down", Severity::kWarning, subjects,
+                    fmt::format("{} while the other pairs of this fully NVLink-connected box "
+                                "have NV{}",
+                                join(parts, ", "), most)),
+              "nvlinks", "links", fewest, most, Bound::kExactly);
+    }
   }
 }
 
@@ -516,7 +568,8 @@ void check_acs(const Context& c, Emitter& e) {
                       "-tv` with it): if they are the GPUs' switch ports, peer traffic goes up to "
                       "the root complex",
                       f.host.acs_redirect_unplaced.size(), join(shown, ", "),
-                      f.host.acs_redirect_unplaced.size() > shown.size() ? ", …" : ""));
+                      f.host.acs_redirect_unplaced.size() > shown.size() ? ", …" : ""))
+        .action = Action::kWatch;  // check which devices sit below those bridges
   }
   if (f.gpus.size() < 2) return;  // peer traffic needs a peer
   std::vector<std::string> subjects;
@@ -649,6 +702,14 @@ const char* aer_kind_words(const std::string& kind) {
   return "corrected";
 }
 
+// A fatal error drains the node until the link is fixed; an error on a GPU's link is a
+// reseat or RMA (the catalog's); a few corrected ones, or one off the GPUs' path, are watched.
+Action aer_action(Severity sev) {
+  return sev >= Severity::kCritical  ? Action::kDrain
+         : sev >= Severity::kWarning ? Action::kReseatOrRma
+                                     : Action::kWatch;
+}
+
 void check_pcie_aer(const Context& c, Emitter& e) {
   const Facts& f = c.facts;
   for (const auto& r : f.kernel_log.pcie_aer) {
@@ -673,7 +734,13 @@ void check_pcie_aer(const Context& c, Emitter& e) {
       ev += fmt::format(" (under {}: watch whether it rises under load)",
                         c.t.pcie_aer_corrected_warn_count);
     if (!r.last_message.empty()) ev += ": \"" + shorten(r.last_message, 160) + "\"";
-    e.add("pcie-aer-errors", sev, p.subjects, std::move(ev));
+    Finding& fd = e.add("pcie-aer-errors", sev, p.subjects, std::move(ev));
+    if (r.kind == "corrected")
+      measure(fd, "pcie_aer_corrected", "count", static_cast<double>(r.count),
+              c.t.pcie_aer_corrected_warn_count, Bound::kAtMost);
+    else
+      measure(fd, "pcie_aer_uncorrected", "count", static_cast<double>(r.count), 0, Bound::kAtMost);
+    fd.action = aer_action(sev);
   }
 
   // lspci's AER status registers: sticky bits set since they were last cleared (no count, no
@@ -706,7 +773,8 @@ void check_pcie_aer(const Context& c, Emitter& e) {
     e.add("pcie-aer-errors", sev, p.subjects,
           fmt::format("lspci AER status on {}: {} (set and not masked; sticky since last "
                       "cleared, count and time unknown)",
-                      p.where, join(parts, "; ")));
+                      p.where, join(parts, "; ")))
+        .action = aer_action(sev);
   }
 }
 
@@ -729,7 +797,9 @@ void check_iommu_faults(const Context& c, Emitter& e) {
     ev += "; " + when_logged(r);
     if (!r.last_message.empty()) ev += ": \"" + shorten(r.last_message, 160) + "\"";
     if (is_gpu) ev += "; the GPU's DMA (peer-to-peer, GPUDirect) is being blocked";
-    e.add("iommu-fault", is_gpu ? Severity::kWarning : Severity::kInfo, p.subjects, std::move(ev));
+    Finding& fd = e.add("iommu-fault", is_gpu ? Severity::kWarning : Severity::kInfo, p.subjects,
+                        std::move(ev));
+    if (!is_gpu) fd.action = Action::kWatch;
   }
 }
 
@@ -858,7 +928,8 @@ void check_nccl_links(const Context& c, Emitter& e) {
         ev += fmt::format("{} while the widest GPU link in the log is x{}", below_max ? "," : "",
                           widest);
       if (!reported.insert(subject + "|" + ev).second) continue;
-      e.add("nccl-degraded-path", Severity::kWarning, {subject}, std::move(ev));
+      measure(e.add("nccl-degraded-path", Severity::kWarning, {subject}, std::move(ev)),
+              "pcie_width", "lanes", s.link.width, below_max ? *wmax : widest, Bound::kExactly);
     }
   }
 }
@@ -1102,7 +1173,8 @@ void check_p2p_refused_at_runtime(const Context& c, Emitter& e) {
       } else {
         ev += fmt::format(" — none of the {} GPUs reaches another over P2P", n);
       }
-      e.add("p2p-unavailable", sev, std::move(subjects), std::move(ev));
+      Finding& fd = e.add("p2p-unavailable", sev, std::move(subjects), std::move(ev));
+      if (sev <= Severity::kInfo) fd.action = Action::kNone;
     }
   }
 
@@ -1141,8 +1213,9 @@ void check_p2p_refused_at_runtime(const Context& c, Emitter& e) {
         "failed and the job errors out or falls back to host memory",
         on_host(r.host), r.count, r.count == 1 ? "" : "s", shorten(r.first));
     if (r.consumer) ev += std::string("; ") + kConsumerP2p;
-    e.add("p2p-unavailable", r.consumer ? Severity::kInfo : Severity::kWarning, r.subjects,
-          std::move(ev));
+    Finding& fd = e.add("p2p-unavailable", r.consumer ? Severity::kInfo : Severity::kWarning,
+                        r.subjects, std::move(ev));
+    if (r.consumer) fd.action = Action::kNone;  // GeForce: no PCIe P2P by design
   }
 }
 

@@ -1,0 +1,166 @@
+// gpuvet/prometheus.h — gpuvet's numbers and verdicts as Prometheus metrics.
+//
+// Three parts, each usable alone:
+// - MetricsSnapshot: a plain value with what one look at the node saw (per-GPU readings and
+//   identity, the findings, the verdict, how long it took). `snapshot_from_facts` fills it
+//   from one collection (and its diagnosis); a sampler that reads NVML alone can fill the
+//   same struct. Unknown readings stay empty and produce no sample, never a 0.
+// - render_prometheus: the text exposition format, version 0.0.4 (# HELP and # TYPE once per
+//   family, base units in the names, label values escaped). Per-GPU series carry
+//   dcgm-exporter's label set (gpu, UUID, pci_bus_id, device, modelName, hostname,
+//   DCGM_FI_DRIVER_VERSION), so `on(UUID)` joins them with DCGM_FI_* series.
+// - write_textfile: node_exporter's textfile collector file, written atomically (a temporary
+//   file in the same directory, fsync, rename); and MetricsServer, which serves /metrics over
+//   HTTP (cpp-httplib) in builds that have it.
+// The snapshot functions and the renderer are pure; the server is thread-safe as documented.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuvet/diagnose.h"
+#include "gpuvet/facts.h"
+#include "gpuvet/status.h"
+
+namespace gpuvet {
+
+// One GPU as the metrics see it. Identity first (the labels), then readings in base units.
+struct GpuMetrics {
+  int index = 0;
+  std::optional<std::string> uuid;        // "GPU-…"
+  std::optional<std::string> pci_bus_id;  // gpuvet's "0000:18:00.0"; rendered as DCGM writes it
+  std::optional<std::string> model_name;  // "NVIDIA H200"
+  bool unresponsive = false;              // the GPU stopped answering during the collection
+
+  std::optional<double> sm_clock_hz;
+  std::optional<double> sm_clock_max_hz;
+  std::optional<double> memory_clock_hz;
+  std::optional<double> memory_clock_max_hz;
+  std::optional<double> temperature_c;
+  std::optional<double> memory_temperature_c;
+  std::optional<double> thermal_margin_c;  // T.Limit: degrees left before slowdown
+  std::optional<double> slowdown_temperature_c;
+  std::optional<double> power_w;
+  std::optional<double> power_limit_w;  // management limit in force
+  std::optional<double> enforced_power_limit_w;
+  std::optional<double> default_power_limit_w;
+  std::optional<double> utilization_ratio;         // 0..1
+  std::optional<double> memory_utilization_ratio;  // 0..1
+  std::optional<std::uint64_t> memory_total_bytes;
+  std::optional<std::uint64_t> memory_used_bytes;
+  // NVML's clock-event reason mask; the renderer writes one 0/1 series per known reason.
+  std::optional<std::uint64_t> clock_event_mask;
+  // Accumulated time limited, by NVML violation kind ("power", "thermal", …), in seconds.
+  std::map<std::string, double> clock_event_seconds;
+  std::optional<int> pcie_generation;
+  std::optional<int> pcie_generation_max;
+  std::optional<int> pcie_width;
+  std::optional<int> pcie_width_max;
+  std::optional<std::uint64_t> pcie_replays;
+  std::optional<std::uint64_t> ecc_volatile_corrected;
+  std::optional<std::uint64_t> ecc_volatile_uncorrected;
+  std::optional<int> nvlink_links_up;
+  std::optional<int> nvlink_links;
+};
+
+// One series of gpuvet_finding: a finding about one subject.
+struct FindingMetric {
+  std::string id;
+  std::string severity;             // "info", "warning", "critical"
+  std::string category;             // the catalog's: "pcie", "thermal", …
+  std::string subject;              // "GPU0", "GPU0-GPU1", "" for the node
+  std::optional<std::string> uuid;  // when the subject is one GPU whose UUID is known
+};
+
+struct MetricsSnapshot {
+  std::optional<std::string> hostname;
+  std::optional<std::string> driver_version;  // DCGM_FI_DRIVER_VERSION label
+  std::string version = GPUVET_VERSION;       // gpuvet_build_info
+  std::vector<GpuMetrics> gpus;
+  std::optional<int> gpus_visible;   // empty when the driver could not be asked at all
+  std::optional<int> gpus_expected;  // --expect-gpus
+  // The diagnosis, when there is one (`facts --prom` has none).
+  bool diagnosed = false;
+  std::vector<FindingMetric> findings;
+  std::string verdict;                       // "ok", "info", "warning", "critical", "incomplete"
+  int exit_code = 0;                         // what `gpuvet diagnose` exits with for it
+  std::optional<double> collect_duration_s;  // set by whoever timed the collection
+  std::optional<double> collected_unix;      // wall clock of the collection
+};
+
+// Fills a snapshot from one collection. `diagnosis` may be null (facts only).
+MetricsSnapshot snapshot_from_facts(const Facts& facts, const Diagnosis* diagnosis);
+
+// The words of the gpuvet_verdict state set, in output order.
+const std::vector<std::string>& verdict_states();
+
+// The text exposition format (0.0.4): every family once with # HELP and # TYPE, no timestamps.
+std::string render_prometheus(const MetricsSnapshot& snapshot);
+
+// "0000:18:00.0" → "00000000:18:00.0", as NVML and dcgm-exporter write a bus id.
+std::string dcgm_pci_bus_id(const std::string& bdf);
+
+// Label value escaping of the exposition format: backslash, double quote and newline.
+std::string escape_label_value(const std::string& value);
+
+// Writes `text` to `path` for node_exporter's textfile collector: a temporary file in the same
+// directory (not ending in .prom, so the collector never reads it half-written), fsync, rename
+// over `path`, fsync of the directory. kInvalidInput with a sentence when the directory is
+// missing or not writable.
+Status write_textfile(const std::string& path, const std::string& text);
+// The check write_textfile's first step does, for failing before a long collection.
+Status check_textfile_target(const std::string& path);
+
+// ---------------------------------------------------------------- HTTP
+
+// Whether this build can serve HTTP (cpp-httplib; not in the portable static build).
+bool metrics_server_available();
+
+struct MetricsServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;  // 0: any free port (MetricsServer::port says which)
+  // Connections served at once, and accepted ones waiting for a thread; beyond that the
+  // accept loop waits and further clients wait in the kernel's listen backlog.
+  int threads = 16;
+  int queued_connections = 16;
+  // A connection that sends nothing holds its thread this long (a request, or the next
+  // request of a kept-alive connection): short, so idle connections cannot starve scrapes.
+  std::chrono::seconds read_timeout{2};
+  std::chrono::seconds keep_alive_timeout{2};
+  std::chrono::seconds write_timeout{5};
+  std::size_t max_request_body_bytes = 4096;
+};
+
+// Serves GET /metrics (the body `metrics` returns, text/plain; version=0.0.4) and GET / (a
+// short page), 404 for other paths. `metrics` is called on the server's threads, concurrently.
+class MetricsServer {
+ public:
+  virtual ~MetricsServer() = default;
+  virtual int port() const = 0;
+  // Serves until stop(); returns after the last connection is done.
+  virtual void run() = 0;
+  // From any thread, and safe to call more than once.
+  virtual void stop() = 0;
+};
+
+// Binds (kInvalidInput with the OS's reason when the address is unusable, kUnavailable in a
+// build without HTTP).
+Result<std::unique_ptr<MetricsServer>> bind_metrics_server(const MetricsServerOptions& options,
+                                                           std::function<std::string()> metrics,
+                                                           std::string index_page);
+
+// "127.0.0.1:9401", "[::1]:9401", "localhost:9401", ":9401" (all addresses) → host and port.
+struct ListenAddress {
+  std::string host;
+  int port = 0;
+  bool loopback = false;  // 127.0.0.0/8, ::1 or localhost
+};
+Result<ListenAddress> parse_listen_address(const std::string& text);
+
+}  // namespace gpuvet

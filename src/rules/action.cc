@@ -1,0 +1,59 @@
+// The action vocabulary of findings (JSON `action`) and the bound of an expected value.
+#include <string_view>
+
+#include "gpuvet/diagnose.h"
+
+namespace gpuvet {
+
+namespace {
+
+constexpr Action kActions[] = {Action::kNone,        Action::kWatch, Action::kFixConfig,
+                               Action::kReseatOrRma, Action::kDrain, Action::kFixApplication};
+
+}  // namespace
+
+const char* action_name(Action a) {
+  switch (a) {
+    case Action::kUnset:
+      return "";
+    case Action::kNone:
+      return "none";
+    case Action::kWatch:
+      return "watch";
+    case Action::kFixConfig:
+      return "fix-config";
+    case Action::kReseatOrRma:
+      return "reseat-or-rma";
+    case Action::kDrain:
+      return "drain";
+    case Action::kFixApplication:
+      return "fix-application";
+  }
+  return "";
+}
+
+std::optional<Action> parse_action(std::string_view name) {
+  for (const Action a : kActions)
+    if (name == action_name(a)) return a;
+  return std::nullopt;
+}
+
+Action finding_action(const Finding& f) {
+  if (f.action && *f.action != Action::kUnset) return *f.action;
+  const CatalogEntry* e = find_catalog_entry(f.id);
+  return e && e->action != Action::kUnset ? e->action : Action::kNone;
+}
+
+const char* bound_name(Bound b) {
+  switch (b) {
+    case Bound::kAtLeast:
+      return "at-least";
+    case Bound::kAtMost:
+      return "at-most";
+    case Bound::kExactly:
+      return "exactly";
+  }
+  return "exactly";
+}
+
+}  // namespace gpuvet
