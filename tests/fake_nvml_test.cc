@@ -775,6 +775,61 @@ TEST_F(FakeNvmlTest, DegradedMixScenarioReadsBack) {
   EXPECT_EQ(rows[2], 1u);  // pending
 }
 
+// Catches: a timeline that never moves the readings, moves the wrong call, restarts its clock
+// when a program shuts NVML down and initialises it again (a collection, then a sampler), or
+// interpolates the clock-event mask (a step) instead of holding it.
+TEST_F(FakeNvmlTest, TimelineMovesReadingsWithTimeSinceTheScenarioWasLoaded) {
+  const Library& lib = fake();
+  std::string path = write_scenario(R"({"gpus": [{
+    "name": "warming", "temperature": 40, "clocks": {"sm": 1980, "graphics": 1980},
+    "power": {"draw_w": 300}, "utilization": {"gpu": 100, "memory": 7},
+    "pcie": {"replay_counter": 0},
+    "timeline": [
+      {"t_s": 0, "temperature": 40, "sm_mhz": 1980, "clock_event_reasons": 0, "pcie_replays": 0},
+      {"t_s": 0.4, "temperature": 80, "sm_mhz": 1500, "power_w": 650,
+       "clock_event_reasons": ["sw_thermal_slowdown"], "pcie_replays": 100,
+       "utilization_gpu": 0}
+    ]}]})");
+  const auto t0 = Clock::now();
+  ASSERT_EQ(init(path), NVML_SUCCESS);
+  auto temperature = [&] {
+    unsigned c = 0;
+    EXPECT_EQ(lib.fn<nvmlDeviceGetTemperature_fn>("nvmlDeviceGetTemperature")(
+                  handle(0), NVML_TEMPERATURE_GPU, &c),
+              NVML_SUCCESS);
+    return c;
+  };
+  auto reasons = [&] {
+    unsigned long long r = 99;
+    EXPECT_EQ(lib.fn<nvmlDeviceGetULL_fn>("nvmlDeviceGetCurrentClocksEventReasons")(handle(0), &r),
+              NVML_SUCCESS);
+    return r;
+  };
+  if (elapsed_ms(t0) < 100) {  // on a loaded machine the first reading may come late
+    EXPECT_LE(temperature(), 50u);
+    EXPECT_EQ(reasons(), 0u);
+  }
+  // Shut down and initialise again with the same file: the timeline's clock goes on.
+  ASSERT_EQ(fake().fn<nvmlShutdown_fn>("nvmlShutdown")(), NVML_SUCCESS);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_EQ(init(path), NVML_SUCCESS);
+  EXPECT_EQ(temperature(), 80u);
+  EXPECT_EQ(reasons(), nvmlClocksEventReasonSwThermalSlowdown);
+  unsigned mhz = 0;
+  ASSERT_EQ(
+      lib.fn<nvmlDeviceGetClockInfo_fn>("nvmlDeviceGetClockInfo")(handle(0), NVML_CLOCK_SM, &mhz),
+      NVML_SUCCESS);
+  EXPECT_EQ(mhz, 1500u);
+  EXPECT_EQ(uint("nvmlDeviceGetPowerUsage", handle(0)), ok(650000u));
+  EXPECT_EQ(uint("nvmlDeviceGetPcieReplayCounter", handle(0)), ok(100u));
+  nvmlUtilization_t u{};
+  ASSERT_EQ(
+      lib.fn<nvmlDeviceGetUtilizationRates_fn>("nvmlDeviceGetUtilizationRates")(handle(0), &u),
+      NVML_SUCCESS);
+  EXPECT_EQ(u.gpu, 0u);
+  EXPECT_EQ(u.memory, 7u);  // not on the timeline: the scenario's value
+}
+
 TEST_F(FakeNvmlTest, InitFailsWithTheConfiguredError) {
   EXPECT_EQ(init("fault-init-mismatch.json"), NVML_ERROR_LIB_RM_VERSION_MISMATCH);
   EXPECT_EQ(error_string(NVML_ERROR_LIB_RM_VERSION_MISMATCH), "Driver/library version mismatch");
@@ -892,6 +947,12 @@ TEST_F(FakeNvmlTest, BadScenariosNameTheProblem) {
        "gpus[0].memory.used: value 11 is above the maximum 10"},
       {R"({"gpus": {"name": "x"}})", "gpus: expected an array, got object"},
       {R"([1, 2])", "top level: expected an object, got array"},
+      {R"({"gpus": [{"timeline": [{"temperature": 40}]}]})",
+       "gpus[0].timeline[0]: \"t_s\" (seconds after the scenario was loaded) is required"},
+      {R"({"gpus": [{"timeline": [{"t_s": 2}, {"t_s": 1}]}]})",
+       "gpus[0].timeline[1].t_s: keyframes must be in time order"},
+      {R"({"gpus": [{"timeline": [{"t_s": 0, "temp": 1}]}]})",
+       "gpus[0].timeline[0].temp: unknown key"},
       {"", "parse error at line 1, column 1"},
   };
   for (const Case& c : cases) {

@@ -168,6 +168,7 @@ struct Thresholds {
   double tail_p99_ratio = 1.5;              // p99(N)/p99(1) at or above
   double clock_drift_fraction = 0.10;       // sustained: SM clock or throughput falls this much
   double gpu_lags_peers_fraction = 0.9;     // a busy GPU's clock under this share of its peers'
+  double series_min_span_s = 60;            // a time series shorter than this shows no trend
   double misleading_power_fraction = 0.35;  // util ≥ 90 % while power under this share
   double driver_call_slow_ms = 1000;        // an NVML call this slow is itself a finding
   int pcie_replay_warn_count = 50;          // fewer replays since driver load: info only

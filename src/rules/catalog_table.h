@@ -218,7 +218,10 @@ inline constexpr CatalogEntry kCatalog[] = {
      "and offline work, or redesign aggregation and request routing.",
      "symptom 6, story 2", kByScale, A::kFixApplication},
     {"clocks-degrade-over-time", "Clocks or throughput fall over minutes of load", "thermal",
-     kWarning, kSystem, B::kThermal, "under sustained load, clocks or throughput fall over minutes",
+     kWarning, kSystem, B::kThermal,
+     "over a GPU's busy samples cut into windows (medians), k = max(2, windows / 4) consecutive "
+     "windows after the best one have an SM clock clock_drift_fraction (10 %) or more under it; "
+     "info when sw_power_cap alone is active before and after (the power limit at work)",
      "The node is fast at first and then heats up or hits a power limit; the step time drifts "
      "and multi-GPU jobs go at the pace of the slowest GPU.",
      "Watch time per step and clocks together; improve airflow, standardise power caps and "
@@ -402,8 +405,8 @@ inline constexpr CatalogEntry kCatalog[] = {
      "`dcgmi diag -r 3` on it; a Warning means watch whether it repeats after `dcgmi health -c` "
      "is checked again.",
      "task 7", kByDiagnoseOnly, A::kWatch},
-    {"gpu-lags-peers", "One busy GPU runs slower than its busy peers", "thermal", kWarning,
-     kSystem, B::kThermal,
+    {"gpu-lags-peers", "One busy GPU runs slower than its busy peers", "thermal", kWarning, kSystem,
+     B::kThermal,
      "a busy GPU's SM clock (as a share of its maximum when known) has a median under "
      "gpu_lags_peers_fraction (0.9) of the median of the other busy GPUs of the same model, over "
      "a time series or, without one, in a single reading",
@@ -417,7 +420,8 @@ inline constexpr CatalogEntry kCatalog[] = {
     {"thermal-margin-shrinking", "The thermal margin shrinks under load, towards slowdown",
      "thermal", kWarning, kSystem, B::kThermal,
      "over a time series under load, a GPU's T.Limit margin (or its distance to the slowdown "
-     "temperature) falls by 8 °C or more from the first window to the last and ends within "
+     "temperature) falls by 8 °C or more from the first window to the last, is still falling "
+     "(2 °C or more over the second half: a warm-up that settled is not) and ends within "
      "thermal_margin_c + 10 °C of the slowdown point",
      "The GPU keeps heating under steady load: it has not reached equilibrium, and when the margin "
      "reaches zero its clocks drop; a multi-GPU job then goes at the pace of that GPU.",

@@ -77,6 +77,9 @@ const Key kKeys[] = {
      "clocks-degrade-over-time: SM clock falls by this share"},
     {"gpu_lags_peers_fraction", &Thresholds::gpu_lags_peers_fraction,
      "gpu-lags-peers: a busy GPU's clock under this share of its busy peers' median"},
+    {"series_min_span_s", &Thresholds::series_min_span_s,
+     "clocks-degrade-over-time, thermal-margin-shrinking, throttle-appears-over-time: a GPU's "
+     "busy samples must span this many seconds"},
     {"misleading_power_fraction", &Thresholds::misleading_power_fraction,
      "utilization-misleading: util ≥ 90 % while power under this share of the limit"},
     {"pcie_replay_warn_count", &Thresholds::pcie_replay_warn_count,

@@ -106,6 +106,14 @@ class Library {
   }
   // Why the last nvmlInit failed to load its scenario, or null.
   const char* init_error() const { return init_error_.load(); }
+  // Seconds on the timelines' clock: since a scenario file other than the one loaded before
+  // (or the first) was loaded. Loading the same file again after a shutdown keeps the clock,
+  // so a program that initialises NVML twice (a collection, then a sampler) sees one timeline.
+  double timeline_s() const {
+    const auto origin =
+        std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(origin_.load()));
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin).count();
+  }
 
  private:
   void set_init_error(const std::string& message);
@@ -115,6 +123,8 @@ class Library {
   std::string loaded_path_;           // guarded by init_mu_; the scenario file loaded ("" built-in)
   std::deque<std::string> messages_;  // guarded by init_mu_; kept forever (callers hold pointers)
   std::atomic<const char*> init_error_{nullptr};
+  bool loaded_once_ = false;  // guarded by init_mu_
+  std::atomic<std::chrono::steady_clock::rep> origin_{0};
   mutable std::mutex state_mu_;  // guards scenario_, held only to copy the pointer
   std::shared_ptr<const Scenario> scenario_;
 };
@@ -150,6 +160,9 @@ nvmlReturn_t Library::init() {
   // Initialized already with another scenario (an earlier test left it so): switch to this one.
   // Callers still inside a call finish on the snapshot they hold.
   if (refcount_ == 0 || path != loaded_path_) {
+    if (!loaded_once_ || path != loaded_path_)
+      origin_ = std::chrono::steady_clock::now().time_since_epoch().count();
+    loaded_once_ = true;
     std::lock_guard<std::mutex> state_lock(state_mu_);
     scenario_ = std::move(loaded.scenario);
     loaded_path_ = path;
@@ -240,10 +253,12 @@ std::optional<unsigned> index_of(const Scenario& s, nvmlDevice_t device) {
   return std::nullopt;
 }
 
-// What a per-device call answers from.
+// What a per-device call answers from: the scenario's GPU, or its values at this moment of its
+// timeline.
 struct DeviceCall {
   std::shared_ptr<const Scenario> scenario;
   const Gpu* gpu = nullptr;
+  std::optional<Gpu> now;
 };
 
 // The prologue every per-device call shares, in NVML's order: initialized, a valid handle and
@@ -254,6 +269,10 @@ nvmlReturn_t begin(const char* fn, nvmlDevice_t device, bool args_ok, DeviceCall
   auto index = index_of(*call.scenario, device);
   if (!index || !args_ok) return NVML_ERROR_INVALID_ARGUMENT;
   call.gpu = &call.scenario->gpus[*index];
+  if (!call.gpu->timeline.empty()) {
+    call.now = gpu_at(*call.gpu, Library::get().timeline_s());
+    call.gpu = &*call.now;
+  }
   return inject(device_fault(*call.scenario, *call.gpu, fn));
 }
 

@@ -87,6 +87,17 @@ struct RemappedRows {
   bool failure = false;
 };
 
+// One point of a GPU's timeline: the values it reads at `t_s` seconds after the scenario was
+// loaded. Each value is its own track (a key left out of a keyframe is not a point of that
+// track); between two points of a track the value moves linearly, before its first point it
+// is that point's value and after its last the last's. clock_event_reasons steps instead.
+struct Keyframe {
+  double t_s = 0;
+  std::optional<double> temperature, margin, sm_mhz, power_w, utilization_gpu;
+  std::optional<double> pcie_replays, ecc_corrected, ecc_uncorrected;
+  std::optional<unsigned long long> clock_event_reasons;
+};
+
 struct Gpu {
   std::optional<std::string> name, uuid, serial, vbios;
   std::optional<PciIdentity> pci;
@@ -117,6 +128,7 @@ struct Gpu {
   std::optional<std::vector<NvLink>> nvlinks;
   std::optional<nvmlGpuFabricInfo_t> fabric;
   FaultMap faults;
+  std::vector<Keyframe> timeline;  // in time order; empty: the values above never change
 };
 
 // What the two-device calls answer for one pair of GPUs.
@@ -787,6 +799,86 @@ inline unsigned parse_pstate(const Node& node) {
   return v;
 }
 
+inline std::vector<Keyframe> parse_timeline(const Node& node) {
+  std::vector<Keyframe> out;
+  for (const auto& item : node.elements()) {
+    item.only_keys({"t_s", "temperature", "margin", "sm_mhz", "power_w", "utilization_gpu",
+                    "clock_event_reasons", "pcie_replays", "ecc_corrected", "ecc_uncorrected"});
+    Keyframe k;
+    auto t = item.get("t_s");
+    if (!t) item.fail("\"t_s\" (seconds after the scenario was loaded) is required");
+    k.t_s = t->as_number(0, 1e7);
+    if (!out.empty() && k.t_s < out.back().t_s) t->fail("keyframes must be in time order");
+    if (auto n = item.get("temperature")) k.temperature = n->as_number(0, 300);
+    if (auto n = item.get("margin")) k.margin = n->as_number(-300, 300);
+    if (auto n = item.get("sm_mhz")) k.sm_mhz = n->as_number(0, 100000);
+    if (auto n = item.get("power_w")) k.power_w = n->as_number(0, 100000);
+    if (auto n = item.get("utilization_gpu")) k.utilization_gpu = n->as_number(0, 100);
+    if (auto n = item.get("pcie_replays")) k.pcie_replays = n->as_number(0, 4e9);
+    if (auto n = item.get("ecc_corrected")) k.ecc_corrected = n->as_number(0, 1e15);
+    if (auto n = item.get("ecc_uncorrected")) k.ecc_uncorrected = n->as_number(0, 1e15);
+    if (auto n = item.get("clock_event_reasons"))
+      k.clock_event_reasons = parse_clock_event_reasons(*n);
+    out.push_back(k);
+  }
+  return out;
+}
+
+// A track of the timeline at `t`: linear between its points (nullopt when no keyframe names it).
+template <class T>
+std::optional<double> track_at(const std::vector<Keyframe>& timeline,
+                               std::optional<T> Keyframe::*field, double t, bool step = false) {
+  const Keyframe* before = nullptr;
+  const Keyframe* after = nullptr;
+  for (const auto& k : timeline) {
+    if (!(k.*field)) continue;
+    if (k.t_s <= t) {
+      before = &k;
+    } else {
+      after = &k;
+      break;
+    }
+  }
+  if (!before && !after) return std::nullopt;
+  if (!before) return static_cast<double>(*(after->*field));
+  if (!after || step || after->t_s <= before->t_s) return static_cast<double>(*(before->*field));
+  const double a = static_cast<double>(*(before->*field));
+  const double b = static_cast<double>(*(after->*field));
+  return a + (b - a) * (t - before->t_s) / (after->t_s - before->t_s);
+}
+
+// `gpu` as it reads `t` seconds after the scenario was loaded.
+inline Gpu gpu_at(const Gpu& gpu, double t) {
+  Gpu g = gpu;
+  const auto& tl = gpu.timeline;
+  auto rounded = [](double x) { return static_cast<long long>(std::llround(x)); };
+  if (auto v = track_at(tl, &Keyframe::temperature, t))
+    g.temperature_c = static_cast<unsigned>(rounded(*v));
+  if (auto v = track_at(tl, &Keyframe::margin, t)) g.margin_c = static_cast<int>(rounded(*v));
+  if (auto v = track_at(tl, &Keyframe::sm_mhz, t)) {
+    g.clocks_mhz[NVML_CLOCK_GRAPHICS] = static_cast<unsigned>(rounded(*v));
+    g.clocks_mhz[NVML_CLOCK_SM] = static_cast<unsigned>(rounded(*v));
+  }
+  if (auto v = track_at(tl, &Keyframe::power_w, t))
+    g.power_draw_mw = static_cast<unsigned>(rounded(*v * 1000));
+  if (auto v = track_at(tl, &Keyframe::utilization_gpu, t)) {
+    nvmlUtilization_t u = g.utilization.value_or(nvmlUtilization_t{0, 0});
+    u.gpu = static_cast<unsigned>(rounded(*v));
+    g.utilization = u;
+  }
+  // Counters count whole events: they move when the next one has happened.
+  if (auto v = track_at(tl, &Keyframe::pcie_replays, t))
+    g.pcie_replay_counter = static_cast<unsigned>(std::floor(*v));
+  auto& vol = g.ecc_counters[NVML_VOLATILE_ECC];
+  if (auto v = track_at(tl, &Keyframe::ecc_corrected, t))
+    vol.corrected = static_cast<unsigned long long>(std::floor(*v));
+  if (auto v = track_at(tl, &Keyframe::ecc_uncorrected, t))
+    vol.uncorrected = static_cast<unsigned long long>(std::floor(*v));
+  if (auto v = track_at(tl, &Keyframe::clock_event_reasons, t, /*step=*/true))
+    g.clock_event_reasons = static_cast<unsigned long long>(*v);
+  return g;
+}
+
 inline Gpu parse_gpu(const Node& node) {
   node.only_keys({"name",         "uuid",          "serial",           "vbios",
                   "pci_bus_id",   "pci_device_id", "pci_subsystem_id", "pcie",
@@ -794,7 +886,8 @@ inline Gpu parse_gpu(const Node& node) {
                   "violation_ns", "temperature",   "margin",           "thresholds",
                   "power",        "ecc",           "memory",           "utilization",
                   "mig",          "persistence",   "pstate",           "processes",
-                  "nvlinks",      "fabric",        "faults",           "handle_error"});
+                  "nvlinks",      "fabric",        "faults",           "handle_error",
+                  "timeline"});
   Gpu gpu;
   gpu.name = opt_string(node, "name");
   gpu.uuid = opt_string(node, "uuid");
@@ -841,6 +934,7 @@ inline Gpu parse_gpu(const Node& node) {
     }
     gpu.faults["nvmlDeviceGetHandleByIndex"] = parse_fault(*n);
   }
+  if (auto n = node.get("timeline")) gpu.timeline = parse_timeline(*n);
   return gpu;
 }
 
