@@ -75,7 +75,7 @@ struct BenchOptions {
   std::vector<std::string> only;  // run just these keys (empty: the suite)
   std::string nccl_library;       // path; empty: $GPUVET_NCCL_LIBRARY or libnccl.so.2
   int samples = 0;                // 0: the suite's default
-  bool progress = false;          // one line per benchmark on stderr
+  bool progress = false;          // [k/N] status line on stderr when it is a terminal
   std::chrono::milliseconds collective_timeout{20000};
   // Deliberately corrupt one copy (tests only): verification must catch it.
   bool plant_corruption = false;

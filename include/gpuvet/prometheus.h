@@ -97,6 +97,15 @@ struct MetricsSnapshot {
 // Fills a snapshot from one collection. `diagnosis` may be null (facts only).
 MetricsSnapshot snapshot_from_facts(const Facts& facts, const Diagnosis* diagnosis);
 
+// A time-series sampler's view of the same node (`gpuvet watch --prom`): keeps only the GPUs
+// in `watched` (empty: all), and replaces each one's changing readings (clocks, temperature
+// and margin, power, utilisation, memory in use, clock events and their time, PCIe link,
+// replay/ECC/NVLink counters) with those of its sample in `latest` — a reading the sample
+// lacks is dropped, never left at the collection's older value. Identity, limits and maxima
+// stay as the collection read them. A watched GPU without a sample keeps only those.
+void apply_samples(MetricsSnapshot& snapshot, const std::vector<int>& watched,
+                   const std::vector<GpuSample>& latest);
+
 // The words of the gpuvet_verdict state set, in output order.
 const std::vector<std::string>& verdict_states();
 

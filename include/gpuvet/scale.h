@@ -63,7 +63,7 @@ struct ScaleOptions {
   std::string cublas_library;  // --cublas-lib; "" = $GPUVET_CUBLASLT_LIBRARY, libcublasLt.so.13
   std::optional<std::string> nvml_library;  // as CollectOptions::nvml_library
   std::chrono::milliseconds collective_timeout{20000};
-  bool progress = false;
+  bool progress = false;  // [k/N] status line on stderr when it is a terminal
 };
 
 // One configuration's outcome; `run` is what the rules read (Facts::scale_runs).

@@ -20,6 +20,7 @@
 #include "bench/registry.h"
 #include "core/util.h"
 #include "gpuvet/bench.h"
+#include "gpuvet/progress.h"
 #include "hw/expectations.h"
 #include "hw/facts_query.h"
 
@@ -297,8 +298,10 @@ BenchReport run_benchmarks(const Facts& facts, const BenchOptions& options) {
     return *nccl;
   };
 
+  // On a terminal only; cleared before the report is printed.
+  Progress progress(STDERR_FILENO, options.progress, static_cast<int>(keys.size()));
   for (const auto& key : keys) {
-    if (options.progress) std::fprintf(stderr, "gpuvet bench: %s …\n", key.c_str());
+    progress.step(key);
     const auto k0 = std::chrono::steady_clock::now();
     BenchMatrix m;
     const bool pairwise = key.rfind("device_to_device", 0) == 0 || key == "p2p_truth";

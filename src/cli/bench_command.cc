@@ -79,7 +79,7 @@ std::function<Outcome()> setup_bench(CLI::App& app) {
     options.only = args->only;
     options.nccl_library = args->nccl_lib;
     options.samples = args->samples;
-    options.progress = ::isatty(STDERR_FILENO) && !args->json;
+    options.progress = true;  // drawn on stderr only when it is a terminal
     options.collective_timeout =
         std::chrono::milliseconds(static_cast<long long>(args->collective_timeout_s * 1000));
     options.plant_corruption = args->plant_corruption;

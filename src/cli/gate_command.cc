@@ -267,6 +267,7 @@ std::function<Outcome()> setup_gate(CLI::App& app) {
         return unusable(s.message(), abandoned);
     } else if (options.profile == GateProfile::kFull && args->live.from.empty()) {
       BenchOptions bo;
+      bo.progress = true;  // `[k/N] key …` on stderr when it is a terminal
       bo.only = bench_keys_for(baseline.value());
       if (bo.only.empty()) bo.only = {"host_to_device_ce", "device_to_host_ce"};
       bo.only.push_back("p2p_truth");

@@ -81,7 +81,7 @@ std::function<Outcome()> setup_scale(CLI::App& app) {
     options.overlap = !*no_overlap;
     options.collective_timeout =
         std::chrono::milliseconds(static_cast<long long>(*timeout_s * 1000));
-    options.progress = ::isatty(STDERR_FILENO) && !*json;
+    options.progress = true;  // drawn on stderr only when it is a terminal
     options.nvml_library = nvml_library_choice(*nvml);
     const SystemEnv env;
     ScaleReport report = run_scale(options, env);

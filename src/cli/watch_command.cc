@@ -1,11 +1,15 @@
 // `gpuvet watch`: follow every GPU through NVML interval by interval — a live line each on a
 // terminal, JSON lines for programs, a recording that `diagnose --from` reads back — and judge
 // the series at the end (clocks-degrade-over-time and the other rules over time).
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -15,6 +19,8 @@
 
 #include "commands.h"
 #include "gpuvet/diagnose.h"
+#include "gpuvet/progress.h"
+#include "gpuvet/prometheus.h"
 #include "gpuvet/report.h"
 #include "gpuvet/watch.h"
 #include "live.h"
@@ -71,11 +77,63 @@ Status write_recording(const std::string& path, const std::string& text) {
   return Status::ok();
 }
 
+// A file can be created beside `path` (where the recording or the textfile is written first,
+// then renamed): tried, not inferred from mode bits, which root passes even in /proc.
+bool creatable_beside(const std::string& option, const std::string& path) {
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  const std::string probe = path + ".probe-" + std::to_string(::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) {
+    std::cerr << "gpuvet: " << option << " " << terminal_safe(path) << ": cannot write in "
+              << terminal_safe(dir.string()) << ": " << std::strerror(errno) << "\n";
+    return false;
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return true;
+}
+
+// --record FILE, checked before the collection and the sampling (which may run for hours).
+// Says why not on stderr.
+bool record_target_usable(const std::string& path) {
+  const auto say = [&](const std::string& why) {
+    std::cerr << "gpuvet: --record " << terminal_safe(path) << ": " << terminal_safe(why) << "\n";
+    return false;
+  };
+  if (path.empty()) return say("no file name");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return say("is a directory");
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+    return say("no directory " + dir.string());
+  return creatable_beside("--record", path);
+}
+
+// --prom FILE: the node's metrics with this interval's samples over the collection's readings,
+// and the findings and verdict of `d`.
+Status write_watch_prom(const std::string& path, const Facts& facts, const Diagnosis& d,
+                        const std::vector<int>& gpus, const std::vector<GpuSample>& latest,
+                        std::int64_t now_unix) {
+  MetricsSnapshot m = snapshot_from_facts(facts, &d);
+  apply_samples(m, gpus, latest);
+  m.collected_unix = static_cast<double>(now_unix);
+  return write_textfile(path, render_prometheus(m));
+}
+
+// Intervals a --duration holds: samples at 0, interval, 2 × interval, … before the end.
+int intervals_in(double duration_s, double interval_s) {
+  if (duration_s <= 0 || interval_s <= 0) return 0;
+  return std::max(1, static_cast<int>(std::ceil(duration_s / interval_s - 1e-9)));
+}
+
 }  // namespace
 
 std::function<Outcome()> setup_watch(CLI::App& app) {
   auto live = std::make_shared<LiveArgs>();
   add_live_options(app, *live);
+  app.get_option("--json")->description(
+      "Print one JSON object per interval and a closing verdict (gpuvet.watch/1, docs/watch.md)");
   auto interval = std::make_shared<double>(1.0);
   auto duration = std::make_shared<double>(0.0);
   auto gpus = std::make_shared<std::vector<int>>();
@@ -93,6 +151,10 @@ std::function<Outcome()> setup_watch(CLI::App& app) {
   app.add_option("--record", *record,
                  "Write the facts and the whole series to FILE at the end (gpuvet.report/1; "
                  "gpuvet diagnose --from FILE judges it again)");
+  auto prom = std::make_shared<std::string>();
+  app.add_option("--prom", *prom,
+                 "Rewrite FILE at every interval with the latest samples as Prometheus metrics "
+                 "(node_exporter textfile collector; atomic; docs/prometheus.md)");
   app.add_option("--config", *config, "TOML file with a [thresholds] table (docs/findings.md)");
   return [=]() -> Outcome {
     if (!live->from.empty()) {
@@ -110,15 +172,9 @@ std::function<Outcome()> setup_watch(CLI::App& app) {
       }
       judge.thresholds = t.value();
     }
-    if (!record->empty()) {
-      const auto dir = std::filesystem::path(*record).parent_path();
-      std::error_code ec;
-      if (!dir.empty() && !std::filesystem::is_directory(dir, ec)) {
-        std::cerr << "gpuvet: --record " << terminal_safe(*record) << ": no directory "
-                  << terminal_safe(dir.string()) << "\n";
-        return {kExitUnusable, false};
-      }
-    }
+    if (!record->empty() && !record_target_usable(*record)) return {kExitUnusable, false};
+    if (!prom->empty() && (!prom_target_usable(*prom) || !creatable_beside("--prom", *prom)))
+      return {kExitUnusable, false};
     WatchOptions o;
     o.interval_s = *interval;
     o.duration_s = *duration;
@@ -139,14 +195,38 @@ std::function<Outcome()> setup_watch(CLI::App& app) {
         return {kExitUnusable, w.abandoned_probes()};
       }
     const StopSignals signals;
+    judge.now_unix = env.env().clock.unix_now();
+    judge.now_uptime_s = c.facts.host.uptime_s;
+    // While watching, the metrics carry the findings of the collection at the start; the
+    // last write carries the verdict over the whole series.
+    const Diagnosis at_start = prom->empty() ? Diagnosis{} : diagnose(c.facts, judge);
+    bool prom_failed = false;
+    const auto prom_write = [&](const Diagnosis& d, const std::vector<GpuSample>& latest) {
+      if (prom->empty() || prom_failed) return;
+      const Status s =
+          write_watch_prom(*prom, c.facts, d, *gpus, latest, env.env().clock.unix_now());
+      if (s.is_ok()) return;
+      std::cerr << "gpuvet: " << terminal_safe(s.message()) << " (no more writes of it)\n";
+      prom_failed = true;
+    };
     if (!live->json) std::cout << render_watch_header(c.facts, *gpus, *interval) << std::flush;
     std::vector<GpuSample> previous;
-    while (auto iv = w.next(g_stop)) {
-      if (live->json)
-        std::cout << watch_interval_to_json(*iv) << "\n" << std::flush;
-      else
-        std::cout << render_watch_interval(*iv, previous) << std::flush;
-      previous = iv->gpus;
+    {
+      // `[k/N] …` on stderr for a bounded watch on a terminal; taken off the line before each
+      // interval's output and before the verdict.
+      Progress progress(STDERR_FILENO, *duration > 0, intervals_in(*duration, *interval));
+      const std::string what = "watching for " + (*duration < 60 ? fmt::format("{:g} s", *duration)
+                                                                 : format_elapsed(*duration));
+      while (auto iv = w.next(g_stop)) {
+        progress.clear();
+        if (live->json)
+          std::cout << watch_interval_to_json(*iv) << "\n" << std::flush;
+        else
+          std::cout << render_watch_interval(*iv, previous) << std::flush;
+        prom_write(at_start, iv->gpus);
+        progress.step(what);
+        previous = iv->gpus;
+      }
     }
     const double watched = w.elapsed_s();
     Facts series = w.finish();
@@ -157,6 +237,8 @@ std::function<Outcome()> setup_watch(CLI::App& app) {
     for (const auto& f : d.findings)
       if (finding_measured_by(f.id, kByWatch))
         code = std::max(code, severity_exit_code(f.severity));
+    prom_write(d, previous);
+    if (prom_failed) code = kExitUnusable;
     if (live->json)
       std::cout << watch_verdict_to_json(series, d, watched) << "\n";
     else

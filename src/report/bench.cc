@@ -2,9 +2,12 @@
 // not apply), each value with its spread and the comparison with what the link should give,
 // then the P2P truth table; and the same as JSON.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
 #include <sstream>
 #include <string>
 
@@ -31,6 +34,22 @@ const char* p2p_code(const std::optional<P2PStatus>& s) { return s ? p2p_status_
 
 std::string yes_no(const std::optional<bool>& b) { return b ? (*b ? "yes" : "NO") : "-"; }
 
+// The reason every benchmark of the run failed or was skipped for, when they all share one
+// (no CUDA, no driver): said once for the whole run instead of once per benchmark.
+std::optional<std::string> shared_failure(const BenchReport& report) {
+  if (report.results.size() < 2) return std::nullopt;
+  const auto why = [](const BenchMatrix& m) -> std::optional<std::string> {
+    if (m.skipped) return "skipped: " + *m.skipped;
+    if (m.error) return "failed: " + *m.error;
+    return std::nullopt;
+  };
+  const auto first = why(report.results.front());
+  if (!first) return std::nullopt;
+  for (const auto& m : report.results)
+    if (why(m) != first) return std::nullopt;
+  return first;
+}
+
 }  // namespace
 
 // nvbandwidth's testcase for a benchmark key, or nullptr.
@@ -44,7 +63,15 @@ std::string render_bench_text(const BenchReport& report) {
   std::ostringstream o;
   if (!report.suite.empty()) o << "suite " << report.suite << "\n\n";
   const bool matched = report.suite.rfind("match nvbandwidth", 0) == 0;
-  for (const auto& m : report.results) {
+  const std::optional<std::string> shared = shared_failure(report);
+  if (shared) {
+    std::vector<std::string> keys;
+    for (const auto& m : report.results) keys.push_back(m.key);
+    o << fmt::format("all {} benchmarks {}\n  ({})\n\n", report.results.size(), *shared,
+                     fmt::join(keys, ", "));
+  }
+  // With a shared failure there is nothing more to say per benchmark.
+  for (const auto& m : shared ? std::span<const BenchMatrix>() : std::span(report.results)) {
     o << m.key << " — " << m.title;
     if (!m.unit.empty()) o << " (" << m.unit << ")";
     if (const char* nv = nvbandwidth_testcase(m.key); matched && nv) o << " = nvbandwidth " << nv;
@@ -102,7 +129,11 @@ std::string render_bench_text(const BenchReport& report) {
                        yes_no(t.nccl_allreduce_ok), yes_no(t.acs_redirect), t.verdict);
     o << "\n";
   }
-  for (const auto& n : report.notes) o << "note: " << n << "\n";
+  for (const auto& n : report.notes) {
+    // The run's note that says the same as the shared failure above.
+    if (shared && (*shared == "skipped: " + n || *shared == "failed: " + n)) continue;
+    o << "note: " << n << "\n";
+  }
   o << fmt::format("total {:.2f} s\n", report.wall_ms / 1000.0);
   // Device names and error texts come from the driver and libraries.
   return terminal_safe(o.str());

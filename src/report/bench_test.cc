@@ -87,6 +87,61 @@ TEST(BenchVerdict, BenchFindingsAreListedAndDataCorruptionNamedOnce) {
   EXPECT_EQ(v.find("as fast as it should be"), std::string::npos) << v;
 }
 
+// A reason every benchmark shares (no CUDA on the node) is printed once, with the keys it
+// stopped. Catches the per-benchmark block repeated 13 times, and the run's note repeating it.
+TEST(BenchText, AFailureSharedByEveryBenchmarkIsPrintedOnce) {
+  BenchReport r;
+  const std::string why =
+      "CUDA unavailable: CUDA driver version is insufficient for CUDA runtime version";
+  r.notes.push_back(why);
+  for (const char* key :
+       {"host_to_device_ce", "device_to_host_ce", "device_local_copy", "all_reduce", "p2p_truth"}) {
+    BenchMatrix m;
+    m.key = key;
+    m.title = key;
+    m.skipped = why;
+    r.results.push_back(m);
+  }
+  const std::string text = render_bench_text(r);
+  EXPECT_EQ(count(text, why), 1u) << text;
+  EXPECT_NE(text.find("all 5 benchmarks skipped: " + why), std::string::npos) << text;
+  EXPECT_NE(text.find("(host_to_device_ce, device_to_host_ce, device_local_copy, all_reduce, "
+                      "p2p_truth)"),
+            std::string::npos)
+      << text;
+  // The same for an error every benchmark ran into.
+  for (auto& m : r.results) {
+    m.skipped.reset();
+    m.error = "out of memory";
+  }
+  const std::string failed = render_bench_text(r);
+  EXPECT_EQ(count(failed, "out of memory"), 1u) << failed;
+  EXPECT_NE(failed.find("all 5 benchmarks failed: out of memory"), std::string::npos) << failed;
+}
+
+// The quiet counterpart: reasons that differ, or one benchmark that ran, stay per benchmark.
+TEST(BenchText, DifferentReasonsStayPerBenchmark) {
+  BenchReport r = one_cell(measured(50));
+  BenchMatrix a;
+  a.key = "all_reduce";
+  a.title = "all_reduce";
+  a.skipped = "NCCL unavailable: libnccl.so.2 not found";
+  r.results.push_back(a);
+  BenchMatrix b = a;
+  b.key = "all_gather";
+  r.results.push_back(b);
+  std::string text = render_bench_text(r);
+  EXPECT_EQ(count(text, "skipped: NCCL unavailable"), 2u) << text;
+  EXPECT_EQ(text.find("all 3 benchmarks"), std::string::npos) << text;
+  EXPECT_NE(text.find("host_to_device_ce"), std::string::npos) << text;
+  r.results.erase(r.results.begin());
+  r.results[1].skipped = "needs 2 or more GPUs (this machine has 1)";
+  text = render_bench_text(r);
+  EXPECT_NE(text.find("skipped: NCCL unavailable"), std::string::npos) << text;
+  EXPECT_NE(text.find("skipped: needs 2 or more GPUs"), std::string::npos) << text;
+  EXPECT_EQ(text.find("all 2 benchmarks"), std::string::npos) << text;
+}
+
 TEST(BenchVerdict, WithoutCudaNothingIsCalledFast) {
   BenchReport r;
   r.cuda_available = false;

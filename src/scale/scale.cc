@@ -1,6 +1,8 @@
 // `gpuvet scale` without the GPU: presets, statistics, the run plan, NVML sampling for the
 // sustained mode. The renderers are in report/scale.cc; the GPU engine is scale_engine.cu
 // (GPUVET_CUDA only).
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -14,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "gpuvet/progress.h"
 #include "gpuvet/scale.h"
 #include "probe/nvml_probe.h"
 #include "probe/nvml_sampler.h"
@@ -216,9 +219,9 @@ ScaleReport run_scale(const ScaleOptions& options, [[maybe_unused]] const Env& e
     sampling.nvml_library = options.nvml_library;
     sampling.interval_s = options.sample_interval_s;
     probe::NvmlSampler sampler(std::move(sampling));
-    if (options.progress)
-      std::fprintf(stderr, "gpuvet scale: sustained %s on %d GPU(s) for %.0f s …\n",
-                   preset.name.c_str(), n, options.duration_s);
+    Progress progress(STDERR_FILENO, options.progress, 1);
+    progress.step(fmt::format("sustained {} on {} GPU(s) for {}", preset.name, n,
+                              format_elapsed(options.duration_s)));
     sampler.start();
     ScaleResult r = scale::run_config(c, &trace);
     trace.samples = sampler.stop();
@@ -227,10 +230,11 @@ ScaleReport run_scale(const ScaleOptions& options, [[maybe_unused]] const Env& e
     report.results.push_back(std::move(r));
     report.sustained = std::move(trace);
   } else {
+    Progress progress(STDERR_FILENO, options.progress,
+                      static_cast<int>(presets.size() * usable.size()));
     for (const ScalePreset* preset : presets)
       for (int n : usable) {
-        if (options.progress)
-          std::fprintf(stderr, "gpuvet scale: %s on %d GPU(s) …\n", preset->name.c_str(), n);
+        progress.step(fmt::format("{} on {} GPU(s)", preset->name, n));
         report.results.push_back(scale::run_config(config_for(*preset, n), nullptr));
       }
   }
