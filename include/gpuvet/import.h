@@ -39,6 +39,12 @@ std::span<const FormatInfo> import_formats();
 Facts import_text(std::string_view text, const std::string& origin,
                   const ImportOptions& options = {});
 
+// import_text, refused (kInvalidInput, naming each machine and its lines) when the text holds
+// the outputs of several machines ("node A:" … "node B:"); one machine's output shown twice is
+// imported. import_path makes the same check on each file it reads.
+Result<Facts> import_paste(std::string_view text, const std::string& origin,
+                           const ImportOptions& options = {});
+
 // Reads `path` (file or directory). Fails (kNotFound / kPermissionDenied / kInvalidInput, with
 // the real reason: over the size limit, the system's error text) only when the path itself
 // cannot be read or no file in it could be. A directory is listed in full and its first

@@ -94,7 +94,7 @@ Result<Facts> import_from(const std::string& path) {
     text.append(buf, static_cast<std::size_t>(std::cin.gcount()));
     if (text.size() > kMaxStdin) return Status::invalid_input("standard input larger than 256 MiB");
   }
-  return import_text(text, "stdin");
+  return import_paste(text, "stdin");
 }
 
 bool any_recognised(const Facts& facts) {

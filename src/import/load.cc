@@ -16,6 +16,7 @@
 #include "core/util.h"
 #include "import/importer.h"
 #include "import/machines.h"
+#include "import/paste_machines.h"
 
 namespace gpuvet::import {
 namespace {
@@ -638,6 +639,10 @@ Result<Facts> import_path(const std::string& path, const ImportOptions& options)
     in.read(text.data(), static_cast<std::streamsize>(size));
     text.resize(static_cast<std::size_t>(in.gcount()));
     ++readable;
+    // One file may hold the outputs of several machines too ("node A:" … "node B:").
+    if (const MachineSplit in_file = machines_in_paste(text, name, options);
+        in_file.machines.size() > 1)
+      return Status::invalid_input(several_machines_in_paste_message(in_file, name));
     Facts one = import_text(text, name, options);
     // import_text already prefixed its notes with the origin.
     auto notes = std::move(one.notes);

@@ -21,8 +21,9 @@ std::string host_key(const std::string& h) {
 struct Places {
   std::optional<std::string> host;
   std::optional<std::string> driver;
-  std::map<std::string, GpuIdentity> by_bus;  // bus id → the board there
-  std::map<int, GpuIdentity> by_index;        // index → the board, from inputs without bus ids
+  std::map<std::string, GpuIdentity> by_bus;   // bus id → the board there
+  std::map<int, GpuIdentity> by_index;         // index → the board, from inputs without bus ids
+  std::map<std::string, GpuListing> listings;  // kind → the first listing of that kind
 };
 
 bool differs(const std::optional<std::string>& a, const std::optional<std::string>& b) {
@@ -32,6 +33,41 @@ bool differs(const std::optional<std::string>& a, const std::optional<std::strin
 std::string board(const GpuIdentity& g) {
   if (g.uuid) return *g.uuid;
   return "serial " + g.serial.value_or("?");
+}
+
+std::string gpus_at(const GpuListing& l) {
+  std::string s = fmt::format("{} GPU{}", l.count, l.count == 1 ? "" : "s");
+  if (l.buses.empty()) return s;
+  s += " (";
+  std::size_t n = 0;
+  for (const auto& b : l.buses) {
+    if (n == 4) {
+      s += fmt::format(", … {} more", l.buses.size() - 4);
+      break;
+    }
+    s += (n++ ? ", " : "") + b;
+  }
+  return s + ")";
+}
+
+bool holds(const std::set<std::string>& big, const std::set<std::string>& small) {
+  return std::includes(big.begin(), big.end(), small.begin(), small.end());
+}
+
+// Two whole listings of one kind that cannot be one machine: "<first>|<second>" (what each
+// lists), or empty.
+std::string listing_conflict(const GpuListing& a, const GpuListing& b) {
+  if (a.count == b.count) {
+    if (a.complete() && b.complete() && !a.buses.empty() && !b.buses.empty() && a.buses != b.buses)
+      return gpus_at(a) + "|" + gpus_at(b);
+    return {};
+  }
+  // One GPU short in a later snapshot (it fell off the bus) is that machine's fault, not a
+  // second machine: the smaller listing's bus ids all sit in the larger one.
+  if (a.complete() && b.complete() && !a.buses.empty() && !b.buses.empty() &&
+      (holds(a.buses, b.buses) || holds(b.buses, a.buses)))
+    return {};
+  return gpus_at(a) + "|" + gpus_at(b);
 }
 
 // The first contradiction between a machine and an input, or empty.
@@ -53,6 +89,12 @@ std::string contradiction(const Places& m, const MachineIdentity& in, const std:
       return fmt::format("{} holds {} in {} but {} in {}", where, board(*there), machine_first,
                          board(g), origin);
   }
+  if (!named && in.listing)
+    if (auto it = m.listings.find(in.listing->kind); it != m.listings.end())
+      if (auto why = listing_conflict(it->second, *in.listing); !why.empty())
+        return fmt::format("{} lists {} in {} but {} in {}", in.listing->kind,
+                           why.substr(0, why.find('|')), machine_first,
+                           why.substr(why.find('|') + 1), origin);
   // Only between inputs that both list GPUs: a lone /proc/driver/nvidia/version may be the
   // kernel module beside an older user-space library on the same machine (a version mismatch).
   if (!named && !in.gpus.empty() && (!m.by_bus.empty() || !m.by_index.empty()) &&
@@ -72,7 +114,12 @@ bool shares_a_name(const Places& m, const MachineGroup& group, const MachineIden
 
 void add(Places& m, MachineGroup& group, const MachineIdentity& in, const std::string& origin) {
   if (!m.host && in.host) m.host = group.host = in.host;
-  if (!m.driver && in.driver && !in.gpus.empty()) m.driver = group.driver = in.driver;
+  if (!m.driver && in.driver && (!in.gpus.empty() || in.listing))
+    m.driver = group.driver = in.driver;
+  if (in.listing) {
+    m.listings.try_emplace(in.listing->kind, *in.listing);
+    if (!group.listing) group.listing = in.listing;
+  }
   for (const auto& g : in.gpus) {
     if (g.bus)
       m.by_bus.try_emplace(*g.bus, g);
@@ -113,6 +160,9 @@ std::string describe(const MachineGroup& m) {
       gpus += fmt::format("{}{}× {}", gpus.empty() ? "" : ", ", n, name);
     gpus += ", first " + board(m.gpus.front());
   }
+  if (gpus.empty() && m.listing)
+    gpus = fmt::format("{} GPU{} by {}", m.listing->count, m.listing->count == 1 ? "" : "s",
+                       m.listing->kind);
   if (m.driver) gpus += (gpus.empty() ? "driver " : ", driver ") + *m.driver;
   if (m.host) return gpus.empty() ? "host " + *m.host : "host " + *m.host + "; " + gpus;
   return gpus.empty() ? "no name" : gpus;

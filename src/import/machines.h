@@ -10,10 +10,16 @@
 // versions between inputs that both list GPUs and share no host name, UUID or serial (a
 // machine whose driver was upgraded between captures still shares its boards' UUIDs). An input that
 // names nothing (lscpu, a kernel log, a topology matrix) contradicts no machine and joins
-// the first. Stateless free functions; thread-safe.
+// the first. A whole GPU listing (the nvidia-smi table, -L, -q's "Attached GPUs") contradicts
+// one of the same kind that lists another number of GPUs, unless both list bus ids and one
+// set holds the other (a GPU missing from one listing is a fault of that machine), or as many
+// GPUs at other bus ids; it is filled for the outputs of one pasted file (paste_machines.h),
+// where two listings of one kind are two snapshots of the same box or of two boxes.
+// Stateless free functions; thread-safe.
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,11 +35,20 @@ struct GpuIdentity {
   std::optional<std::string> name;
 };
 
+// The GPUs one output lists when it lists every GPU of its machine.
+struct GpuListing {
+  std::string kind;             // "nvidia-smi table", "nvidia-smi -L", "nvidia-smi -q", …
+  int count = 0;                // GPUs the machine has by this output (-q: Attached GPUs)
+  std::set<std::string> buses;  // normalised bus ids of the GPUs it shows
+  bool complete() const { return buses.size() == static_cast<std::size_t>(count); }
+};
+
 struct MachineIdentity {
   std::optional<std::string> host;    // as printed
   std::optional<std::string> driver;  // NVIDIA driver version
   std::vector<GpuIdentity> gpus;      // only GPUs with a UUID or a serial
-  bool names_nothing() const { return !host && gpus.empty(); }
+  std::optional<GpuListing> listing;  // set by paste_machines only
+  bool names_nothing() const { return !host && gpus.empty() && !listing; }
 };
 
 MachineIdentity identity_of(const Facts& f);
@@ -42,8 +57,9 @@ MachineIdentity identity_of(const Facts& f);
 struct MachineGroup {
   std::optional<std::string> host;
   std::optional<std::string> driver;
-  std::vector<GpuIdentity> gpus;    // every board seen on it, first input's first
-  std::vector<std::string> inputs;  // the inputs that name it, in order
+  std::vector<GpuIdentity> gpus;      // every board seen on it, first input's first
+  std::vector<std::string> inputs;    // the inputs that name it, in order
+  std::optional<GpuListing> listing;  // the first whole GPU listing seen on it
 };
 
 struct MachineSplit {
