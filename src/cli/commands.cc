@@ -295,6 +295,8 @@ std::function<Outcome()> setup_fleet(CLI::App& app);
 std::function<Outcome()> setup_export(CLI::App& app);
 // watch_command.cc
 std::function<Outcome()> setup_watch(CLI::App& app);
+// report_command.cc
+std::function<Outcome()> setup_report(CLI::App& app);
 
 namespace {
 
@@ -378,6 +380,10 @@ const std::vector<Command>& commands() {
        "fleet ingest: keep node reports (gate, diagnose, bench JSON) in a SQLite history; "
        "fleet report: group like nodes and name the drifted ones",
        setup_fleet},
+      {"report",
+       "report --html OUT FILES: draw gpuvet's JSON outputs (diagnose, gate, bench, scale, watch) "
+       "as one self-contained HTML page: findings, GPUs, topology, heat maps, series",
+       setup_report},
       {"findings", "List the findings catalog (ids, severities, what each means)", setup_findings},
       {"export",
        "Serve this node's GPU readings, findings and verdict as Prometheus metrics (/metrics on "
