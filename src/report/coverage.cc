@@ -15,15 +15,6 @@ using json = nlohmann::ordered_json;
 constexpr Style kBold{"\x1b[1m"};
 constexpr Style kReset{"\x1b[0m"};
 
-std::string join(const std::vector<std::string>& v, std::string_view sep) {
-  std::string s;
-  for (const auto& x : v) {
-    if (!s.empty()) s += sep;
-    s += x;
-  }
-  return s;
-}
-
 bool counts(const CoverageItem& c) { return !c.optional; }
 
 bool is_host(const CoverageItem& c) { return c.check.rfind("host-", 0) == 0; }

@@ -33,15 +33,6 @@ const SymptomPattern* find_symptom(std::string_view id) {
   return nullptr;
 }
 
-std::string join(const std::vector<std::string>& v, std::string_view sep) {
-  std::string s;
-  for (const auto& x : v) {
-    if (!s.empty()) s += sep;
-    s += x;
-  }
-  return s;
-}
-
 std::string machine_line(const Facts& facts) {
   std::vector<std::string> parts;
   if (facts.host.hostname) parts.push_back(*facts.host.hostname);
@@ -55,7 +46,7 @@ std::string machine_line(const Facts& facts) {
   }
   if (facts.host.driver_version) parts.push_back("driver " + *facts.host.driver_version);
   if (!facts.imported.empty()) parts.push_back("offline input");
-  return join(parts, " · ");
+  return report::join(parts, " · ");
 }
 
 }  // namespace

@@ -21,15 +21,6 @@ constexpr std::size_t kSubjectColumnMax = 18;
 // Room the title must have beside the aligned columns; with less it goes on its own line.
 constexpr std::size_t kTitleMinRoom = 20;
 
-std::string join(std::span<const std::string> v, std::string_view sep) {
-  std::string s;
-  for (const auto& x : v) {
-    if (!s.empty()) s += sep;
-    s += x;
-  }
-  return s;
-}
-
 std::string pad(std::string_view s, std::size_t columns) {
   std::string out(s);
   const std::size_t w = display_width(s);

@@ -170,6 +170,15 @@ std::string compact_subjects(std::span<const std::string> subjects) {
   return out;
 }
 
+std::string join(std::span<const std::string> parts, std::string_view sep) {
+  std::string s;
+  for (const auto& p : parts) {
+    if (!s.empty()) s += sep;
+    s += p;
+  }
+  return s;
+}
+
 }  // namespace gpuvet::report
 
 namespace gpuvet {

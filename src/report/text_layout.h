@@ -30,4 +30,7 @@ std::string wrap_text(std::string_view text, std::size_t width, std::size_t firs
 // Parts are joined with ", ". The full list is for the verbose report.
 std::string compact_subjects(std::span<const std::string> subjects);
 
+// `parts` with `sep` between them.
+std::string join(std::span<const std::string> parts, std::string_view sep);
+
 }  // namespace gpuvet::report

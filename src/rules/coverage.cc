@@ -21,9 +21,12 @@
 
 #include "gpuvet/diagnose.h"
 #include "hw/facts_query.h"
+#include "rules/rule.h"
 
 namespace gpuvet {
 namespace {
+
+using rules::join;
 
 enum class Level { kNone, kSome, kFull };
 
@@ -45,15 +48,6 @@ bool answered(const View& v, const GpuFacts& g, std::string_view prefix) {
   if (!v.nvml || g.unresponsive) return false;
   return std::none_of(g.unreadable.begin(), g.unreadable.end(),
                       [&](const std::string& u) { return u.rfind(prefix, 0) == 0; });
-}
-
-std::string join(const std::vector<std::string>& v, std::string_view sep) {
-  std::string s;
-  for (const auto& x : v) {
-    if (!s.empty()) s += sep;
-    s += x;
-  }
-  return s;
 }
 
 // "GPU0–7" for a run of three or more, else "GPU0, GPU2".

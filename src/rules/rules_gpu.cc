@@ -103,15 +103,6 @@ std::optional<std::string> bus_id_in(std::string_view line) {
   return std::nullopt;
 }
 
-template <typename T>
-std::optional<T> median(std::vector<T> v) {
-  if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  if (n % 2 == 1) return v[n / 2];
-  return static_cast<T>((v[n / 2 - 1] + v[n / 2]) / 2);
-}
-
 // ---------------------------------------------------------------- inventory
 
 const SourceInfo* find_source(const Facts& f, std::string_view name) {
