@@ -256,6 +256,7 @@ struct GpuPair {
   std::optional<P2PStatus> p2p_write;
   std::optional<P2PStatus> p2p_nvlink;
   std::optional<P2PStatus> p2p_atomics;
+  std::optional<P2PStatus> p2p_pcie;  // PCIe P2P property (topo -p2p p, NVML caps index 4)
 };
 
 // ---------------------------------------------------------------- events
@@ -431,6 +432,15 @@ struct HostSample {
   std::optional<double> psi_memory_some_pct;
 };
 
+// The node's own throughput over time (gpuvet scale --duration): items per second over the
+// interval that ends at t_s, for one preset on `gpus` GPUs.
+struct ThroughputSample {
+  double t_s = 0;
+  double items_per_s = 0;
+  std::string preset;
+  int gpus = 0;
+};
+
 // A CPU/memory binding seen without a GPU process to tie it to (numactl --show run in the
 // shell that launches the ranks), or with one (pid set).
 struct NumaBinding {
@@ -503,8 +513,9 @@ struct Facts {
   std::vector<NcclEvent> nccl_events;
   std::vector<Measurement> measurements;
   std::vector<ImportedFile> imported;
-  std::vector<GpuSample> samples;        // time series, ordered by (gpu, t_s)
-  std::vector<HostSample> host_samples;  // the host's series beside it (gpuvet watch)
+  std::vector<GpuSample> samples;                    // time series, ordered by (gpu, t_s)
+  std::vector<HostSample> host_samples;              // the host's series beside it (gpuvet watch)
+  std::vector<ThroughputSample> throughput_samples;  // scale --duration: the load's own pace
   std::vector<NumaBinding> numa_bindings;
   std::vector<ScaleRun> scale_runs;
   std::vector<PciDevice> pci_devices;      // lspci: merged by bdf

@@ -88,7 +88,12 @@ std::function<Outcome()> setup_scale(CLI::App& app) {
     Facts judged;
     for (const auto& r : report.results)
       if (!r.error) judged.scale_runs.push_back(r.run);
-    if (report.sustained) judged.samples = report.sustained->samples;
+    if (report.sustained) {
+      judged.samples = report.sustained->samples;
+      for (const auto& [t_s, items_per_s] : report.sustained->throughput)
+        judged.throughput_samples.push_back(
+            {t_s, items_per_s, report.sustained->preset, report.sustained->gpus});
+    }
     const Diagnosis d = diagnose(judged);
     if (*json) {
       std::cout << scale_to_json(report) << "\n";

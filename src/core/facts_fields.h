@@ -289,6 +289,7 @@ void fields(V& v, T&... t) {
     p2p("write", t.p2p_write...);
     p2p("nvlink", t.p2p_nvlink...);
     p2p("atomics", t.p2p_atomics...);
+    p2p("pcie", t.p2p_pcie...);
   });
 }
 
@@ -446,6 +447,14 @@ void fields(V& v, T&... t) {
   v("psi_memory_some_pct", t.psi_memory_some_pct...);
 }
 
+template <class V, MaybeConst<ThroughputSample>... T>
+void fields(V& v, T&... t) {
+  v("t_s", t.t_s...);
+  v("items_per_s", t.items_per_s...);
+  v("preset", t.preset...);
+  v("gpus", t.gpus...);
+}
+
 template <class V, MaybeConst<NumaBinding>... T>
 void fields(V& v, T&... t) {
   v("pid", t.pid...);
@@ -502,6 +511,7 @@ void fields(V& v, T&... t) {
   // Each input's series keeps its own time origin: appended, not interleaved.
   v("samples", t.samples..., kAppend);
   v("host_samples", t.host_samples..., kAppend);
+  v("throughput_samples", t.throughput_samples..., kAppend);
   v("numa_bindings", t.numa_bindings..., kAppend);
   v("scale_runs", t.scale_runs..., kAppend);
   v("pci_devices", t.pci_devices...);

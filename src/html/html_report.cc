@@ -53,9 +53,6 @@ nav{font-size:13px;margin:6px 0 12px}nav a{margin-right:12px}
 .card{background:#fff;border:1px solid #d9dde2;border-left:6px solid #9aa3ad;border-radius:4px;
  padding:8px 12px;min-width:230px;flex:1 1 300px}
 .card h3{margin:0 0 4px;font-size:14px}
-.sev-critical{border-left-color:#c62828}.sev-warning{border-left-color:#ef6c00}
-.sev-info{border-left-color:#1565c0}.sev-ok,.sev-pass{border-left-color:#2e7d32}
-.sev-fail{border-left-color:#c62828}.sev-unknown{border-left-color:#6d4c41}
 .badge{display:inline-block;border-radius:3px;padding:0 6px;color:#fff;font-size:12px;font-weight:600;
  text-transform:uppercase;letter-spacing:.03em;background:#78838f}
 .badge.critical,.badge.fail{background:#c62828}.badge.warning{background:#ef6c00}
@@ -64,6 +61,10 @@ nav{font-size:13px;margin:6px 0 12px}nav a{margin-right:12px}
  margin:8px 0;padding:8px 12px}
 .finding h3{margin:0 0 6px}.finding dl{display:grid;grid-template-columns:100px 1fr;gap:2px 10px;margin:0}
 .finding dt{color:#5b6570;font-weight:600}.finding dd{margin:0}
+/* after .card and .finding: their border-left shorthand would reset the colour */
+.sev-critical{border-left-color:#c62828}.sev-warning{border-left-color:#ef6c00}
+.sev-info{border-left-color:#1565c0}.sev-ok,.sev-pass{border-left-color:#2e7d32}
+.sev-fail{border-left-color:#c62828}.sev-unknown{border-left-color:#6d4c41}
 .subject{display:inline-block;background:#eef1f4;border-radius:3px;padding:0 5px;margin-right:4px;
  font-size:12.5px}
 figure{margin:8px 0 14px;background:#fff;border:1px solid #d9dde2;border-radius:4px;padding:6px;
@@ -984,10 +985,11 @@ Result<std::string> render_html_report(const std::vector<HtmlReportInput>& input
   for (const auto& d : docs) summary += summary_card(d);
   summary += "</div>\n" + inputs_table(docs) + "</section>\n";
   const std::vector<std::pair<const char*, std::string>> sections = {
+      // Over time comes right after the findings it explains, before the tables.
       {"summary", summary},           {"findings", findings_section(docs)},
-      {"gpus", node_section(docs)},   {"gate", gate_section(docs)},
-      {"bench", bench_section(docs)}, {"scale", scale_section(docs)},
-      {"watch", watch_section(docs)}, {"coverage", notes_section(docs)},
+      {"watch", watch_section(docs)}, {"gpus", node_section(docs)},
+      {"gate", gate_section(docs)},   {"bench", bench_section(docs)},
+      {"scale", scale_section(docs)}, {"coverage", notes_section(docs)},
   };
   static const std::map<std::string, std::string> kNames = {
       {"summary", "Summary"}, {"findings", "Findings"},         {"gpus", "GPUs and topology"},

@@ -261,6 +261,34 @@ TEST(HtmlReport, WrongTypesInsideAKnownDocumentDrawWhatTheyCan) {
   EXPECT_EQ(count(page.value(), "<tr data-gpu="), 1u);
 }
 
+// A finding's card shows its severity's colour: the .sev-* border colours must come after the
+// .finding and .card rules, whose border-left shorthand would otherwise reset them to grey.
+// And "Over time" explains the findings: it comes right after them, before the GPU tables.
+TEST(HtmlReport, SeverityColoursWinAndOverTimeFollowsTheFindings) {
+  auto page = render({{"d.json", diagnose_doc("g", "h").dump()}, {"w", watch_lines()}});
+  ASSERT_TRUE(page.is_ok()) << page.status().message();
+  const std::string& p = page.value();
+  const auto style_end = p.find("</style>");
+  ASSERT_NE(style_end, std::string::npos);
+  for (const char* base : {".finding{", ".card{"})
+    for (const char* sev : {".sev-critical{", ".sev-warning{", ".sev-info{", ".sev-fail{"}) {
+      const auto b = p.find(base), s = p.find(sev);
+      ASSERT_LT(b, style_end) << base;
+      ASSERT_LT(s, style_end) << sev;
+      EXPECT_LT(b, s) << sev << " comes before " << base << " and loses to its border shorthand";
+    }
+  EXPECT_NE(p.find("class=\"finding sev-critical\""), std::string::npos);
+  const auto findings = p.find("<section id=\"findings\">");
+  const auto watch = p.find("<section id=\"watch\">");
+  const auto gpus = p.find("<section id=\"gpus\">");
+  ASSERT_NE(findings, std::string::npos);
+  ASSERT_NE(watch, std::string::npos);
+  ASSERT_NE(gpus, std::string::npos);
+  EXPECT_LT(findings, watch);
+  EXPECT_LT(watch, gpus);
+  EXPECT_LT(p.find("href=\"#watch\""), p.find("href=\"#gpus\""));
+}
+
 TEST(HtmlReport, TheSameInputsGiveTheSameBytes) {
   const auto a = render({{"d.json", diagnose_doc("g", "h").dump()}, {"w", watch_lines()}});
   const auto b = render({{"d.json", diagnose_doc("g", "h").dump()}, {"w", watch_lines()}});

@@ -167,6 +167,7 @@ Facts full_facts() {
     gp.p2p_write = w;
     gp.p2p_nvlink = n;
     gp.p2p_atomics = at;
+    gp.p2p_pcie = r;
     return gp;
   };
   using P = P2PStatus;
@@ -312,6 +313,7 @@ Facts full_facts() {
   later.clock_event_mask = 0x0;  // known, and zero
   f.samples = {sample, later};
   f.host_samples = {{1.5, 2.25, 28.0, 0.5}};
+  f.throughput_samples = {{1.0, 4012.5, "llm-7b-layer", 8}, {2.0, 3990.25, "llm-7b-layer", 8}};
   f.numa_bindings = {{4242, {16, 17, 18, 19, 31}, {1}, "numactl --show"},
                      {7, {0, 1}, {0, 1}, "/proc/7/status"}};
   ScaleRun run;

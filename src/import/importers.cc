@@ -156,7 +156,7 @@ const std::vector<Importer>& importers() {
       {"topo-m", "nvidia-smi topo -m (NIC rows, affinity columns, ANSI escapes)", sniff_topo_m,
        import_topo_m,
        "GPU pair paths (NV#, PIX, PXB, PHB, NODE, SYS), CPU and NUMA affinity, NIC paths"},
-      {"topo-p2p", "nvidia-smi topo -p2p r|w|n|a", sniff_topo_p2p, import_topo_p2p,
+      {"topo-p2p", "nvidia-smi topo -p2p r|w|n|a|p", sniff_topo_p2p, import_topo_p2p,
        "P2P read/write/NVLink/atomics status per GPU pair"},
       {"nvlink-status", "nvidia-smi nvlink -s / --status", sniff_nvlink_status,
        import_nvlink_status, "NVLink links per GPU: active and speed"},

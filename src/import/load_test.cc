@@ -438,6 +438,40 @@ TEST(ImportTextTest, PromptTellsWhichP2pMatrixItIs) {
   EXPECT_FALSE(f.pairs[0].p2p_read);
 }
 
+// `topo -p2p p` behind a `$ ` prompt: the PCIe P2P property, not read (nor only a note).
+TEST(ImportTextTest, PromptedPcieP2pMatrixIsThePcieProperty) {
+  const std::string session =
+      "$ nvidia-smi topo -p2p p\n"
+      " \tGPU0\tGPU1\tGPU2\t\n"
+      " GPU0\tX\tOK\tCNS\t\n"
+      " GPU1\tOK\tX\tCNS\t\n"
+      " GPU2\tCNS\tCNS\tX\t\n"
+      "\n"
+      "Legend:\n"
+      "\n"
+      "  X    = Self\n"
+      "  OK   = Status Ok\n"
+      "  CNS  = Chipset not supported\n"
+      "  GNS  = GPU not supported\n"
+      "  TNS  = Topology not supported\n"
+      "  NS   = Not supported\n"
+      "  U    = Unknown\n";
+  for (const std::string& text : {session, "user@host:~$ " + session.substr(2)}) {
+    auto f = import_text(text, "ticket.txt");
+    ASSERT_EQ(f.imported.size(), 1u) << text;
+    EXPECT_EQ(f.imported[0].format, "topo-p2p");
+    ASSERT_EQ(f.pairs.size(), 3u);
+    EXPECT_EQ(f.pairs[0].p2p_pcie, P2PStatus::kOk);                   // GPU0-GPU1
+    EXPECT_EQ(f.pairs[1].p2p_pcie, P2PStatus::kChipsetNotSupported);  // GPU0-GPU2
+    EXPECT_EQ(f.pairs[2].p2p_pcie, P2PStatus::kChipsetNotSupported);  // GPU1-GPU2
+    for (const auto& p : f.pairs) {
+      EXPECT_FALSE(p.p2p_read);
+      EXPECT_FALSE(p.p2p_write);
+    }
+    for (const auto& n : f.notes) EXPECT_EQ(n.find("taken as P2P read"), std::string::npos) << n;
+  }
+}
+
 }  // namespace
 }  // namespace gpuvet::import
 

@@ -592,6 +592,16 @@ void set_capability(GpuPair& p, const P2PCapabilities& caps, P2PStatus s) {
   if (caps.write) p.p2p_write = s;
   if (caps.nvlink) p.p2p_nvlink = s;
   if (caps.atomics) p.p2p_atomics = s;
+  if (caps.prop) p.p2p_pcie = s;
+}
+
+// The status already set for the first capability the matrix stands for.
+P2PStatus first_capability(const GpuPair& p, const P2PCapabilities& caps) {
+  return caps.read      ? *p.p2p_read
+         : caps.write   ? *p.p2p_write
+         : caps.nvlink  ? *p.p2p_nvlink
+         : caps.atomics ? *p.p2p_atomics
+                        : *p.p2p_pcie;
 }
 
 }  // namespace
@@ -695,44 +705,30 @@ Status import_topo_p2p(std::string_view text, Facts& out) {
   if (!caps.any()) {
     caps.read = true;
     add_note(out,
-             "topo -p2p: the capability (r/w/n/a) is not stated in the text; the matrix is "
+             "topo -p2p: the capability (r/w/n/a/p) is not stated in the text; the matrix is "
              "taken as P2P read (nvidia-smi topo -p2p r)");
   }
-  if (caps.prop && !(caps.read || caps.write || caps.nvlink || caps.atomics)) {
-    std::string s;
-    for (const auto& [key, status] : dir)
-      if (key.first < key.second && s.size() < 400)
-        s += (s.empty() ? "" : ", ") + ("GPU" + std::to_string(key.first) + "-GPU" +
-                                        std::to_string(key.second) + " " + p2p_status_code(status));
-    add_note(out, "topo -p2p p (PCIe P2P property) has no field in the facts; matrix: " + s);
-  } else {
-    std::map<std::pair<int, int>, GpuPair> pairs;
-    for (const auto& [key, status] : dir) {
-      const auto k =
-          std::make_pair(std::min(key.first, key.second), std::max(key.first, key.second));
-      auto [it, inserted] = pairs.try_emplace(k);
-      GpuPair& p = it->second;
-      p.a = k.first;
-      p.b = k.second;
-      if (inserted) {
-        set_capability(p, caps, status);
-        continue;
-      }
-      // The other direction, already set: a pair is as capable as its weaker direction.
-      const P2PStatus first = caps.read     ? *p.p2p_read
-                              : caps.write  ? *p.p2p_write
-                              : caps.nvlink ? *p.p2p_nvlink
-                                            : *p.p2p_atomics;
-      if (first != status) {
-        add_note(out, "topo -p2p: GPU" + std::to_string(k.first) + "/GPU" +
-                          std::to_string(k.second) + " differs by direction (" +
-                          p2p_status_code(first) + " vs " + p2p_status_code(status) +
-                          "); kept the one that is not OK");
-        if (first == P2PStatus::kOk) set_capability(p, caps, status);
-      }
+  std::map<std::pair<int, int>, GpuPair> pairs;
+  for (const auto& [key, status] : dir) {
+    const auto k = std::make_pair(std::min(key.first, key.second), std::max(key.first, key.second));
+    auto [it, inserted] = pairs.try_emplace(k);
+    GpuPair& p = it->second;
+    p.a = k.first;
+    p.b = k.second;
+    if (inserted) {
+      set_capability(p, caps, status);
+      continue;
     }
-    for (auto& [k, p] : pairs) out.pairs.push_back(p);
+    // The other direction, already set: a pair is as capable as its weaker direction.
+    const P2PStatus first = first_capability(p, caps);
+    if (first != status) {
+      add_note(out, "topo -p2p: GPU" + std::to_string(k.first) + "/GPU" + std::to_string(k.second) +
+                        " differs by direction (" + p2p_status_code(first) + " vs " +
+                        p2p_status_code(status) + "); kept the one that is not OK");
+      if (first == P2PStatus::kOk) set_capability(p, caps, status);
+    }
   }
+  for (auto& [k, p] : pairs) out.pairs.push_back(p);
   if (!unknown_cells.empty()) {
     std::string s;
     for (const auto& c : unknown_cells) s += (s.empty() ? "" : ", ") + c;

@@ -359,6 +359,17 @@ TEST(P2pMatrix, AtomicsAndNvlinkTitles) {
   EXPECT_EQ(g.pairs[0].p2p_nvlink, P2PStatus::kUnknown);
 }
 
+TEST(P2pMatrix, PciePropertyIsItsOwnField) {
+  // Both directions given; the weaker is kept, for the PCIe property as for the others.
+  Facts f = import_ok(import_topo_p2p,
+                      "nvidia-smi topo -p2p p\n\tGPU0\tGPU1\nGPU0\tX\tOK\nGPU1\tCNS\tX\n");
+  ASSERT_EQ(f.pairs.size(), 1u);
+  EXPECT_EQ(f.pairs[0].p2p_pcie, P2PStatus::kChipsetNotSupported);
+  EXPECT_FALSE(f.pairs[0].p2p_read.has_value());
+  EXPECT_FALSE(has_note(f, "not stated"));
+  EXPECT_FALSE(has_note(f, "no field"));
+}
+
 TEST(P2pMatrix, AsymmetricKeepsTheWeakerDirection) {
   Facts f = import_ok(import_topo_p2p, "\tGPU0\tGPU1\nGPU0\tX\tOK\nGPU1\tCNS\tX\n");
   ASSERT_EQ(f.pairs.size(), 1u);
@@ -366,11 +377,12 @@ TEST(P2pMatrix, AsymmetricKeepsTheWeakerDirection) {
   EXPECT_TRUE(has_note(f, "differs by direction"));
 }
 
-TEST(P2pMatrix, PropertyMatrixIsOnlyNoted) {
+TEST(P2pMatrix, PropertyMatrixBehindACommentIsThePcieField) {
   Facts f = import_ok(import_topo_p2p,
                       "# nvidia-smi topo -p2p p\n\tGPU0\tGPU1\nGPU0\tX\tNS\nGPU1\tNS\tX\n");
-  EXPECT_TRUE(f.pairs.empty());
-  EXPECT_TRUE(has_note(f, "GPU0-GPU1 NS"));
+  ASSERT_EQ(f.pairs.size(), 1u);
+  EXPECT_EQ(f.pairs[0].p2p_pcie, P2PStatus::kNotSupported);
+  EXPECT_FALSE(f.pairs[0].p2p_read.has_value());
 }
 
 // ------------------------------------------------------------------ nvlink -s

@@ -149,6 +149,7 @@ enum : int {
   NVML_P2P_CAPS_INDEX_WRITE = 1,
   NVML_P2P_CAPS_INDEX_NVLINK = 2,
   NVML_P2P_CAPS_INDEX_ATOMICS = 3,
+  NVML_P2P_CAPS_INDEX_PCI = 4,  // "prop" in older headers: PCIe P2P
 };
 enum : int {
   NVML_P2P_STATUS_OK = 0,

@@ -923,6 +923,7 @@ NvmlProbeResult probe_loaded(const NvmlProbeOptions& options, const Lib& lib,
             p.p2p_write = status(NVML_P2P_CAPS_INDEX_WRITE);
             p.p2p_nvlink = status(NVML_P2P_CAPS_INDEX_NVLINK);
             p.p2p_atomics = status(NVML_P2P_CAPS_INDEX_ATOMICS);
+            p.p2p_pcie = status(NVML_P2P_CAPS_INDEX_PCI);
           }
           o.pairs.push_back(p);
           o.a = o.b = -1;

@@ -182,11 +182,11 @@ std::string render_facts_text(const Facts& facts, const TextOptions& options) {
         << "\n";
     }
     if (!facts.pairs.empty()) {
-      o << "P2P read/write/nvlink/atomics:";
+      o << "P2P read/write/nvlink/atomics/pcie:";
       for (const auto& p : facts.pairs) {
         auto s = [](const std::optional<P2PStatus>& v) { return v ? p2p_status_code(*v) : "-"; };
-        o << fmt::format("  GPU{}-GPU{} {}/{}/{}/{}", p.a, p.b, s(p.p2p_read), s(p.p2p_write),
-                         s(p.p2p_nvlink), s(p.p2p_atomics));
+        o << fmt::format("  GPU{}-GPU{} {}/{}/{}/{}/{}", p.a, p.b, s(p.p2p_read), s(p.p2p_write),
+                         s(p.p2p_nvlink), s(p.p2p_atomics), s(p.p2p_pcie));
       }
       o << "\n";
     }

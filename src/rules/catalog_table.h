@@ -220,8 +220,9 @@ inline constexpr CatalogEntry kCatalog[] = {
     {"clocks-degrade-over-time", "Clocks or throughput fall over minutes of load", "thermal",
      kWarning, kSystem, B::kThermal,
      "over a GPU's busy samples cut into windows (medians), k = max(2, windows / 4) consecutive "
-     "windows after the best one have an SM clock clock_drift_fraction (10 %) or more under it; "
-     "info when sw_power_cap alone is active before and after (the power limit at work)",
+     "windows after the best one have an SM clock clock_drift_fraction (10 %) or more under it, "
+     "or (scale --duration) the node's own throughput does; info when sw_power_cap alone is "
+     "active before and after (the power limit at work)",
      "The node is fast at first and then heats up or hits a power limit; the step time drifts "
      "and multi-GPU jobs go at the pace of the slowest GPU.",
      "Watch time per step and clocks together; improve airflow, standardise power caps and "

@@ -235,7 +235,7 @@ CoverageItem p2p(const View& v) {
   return pair_check(
       v, "p2p", "P2P",
       [](const GpuPair& p) {
-        if (p.p2p_read || p.p2p_write) return Level::kFull;
+        if (p.p2p_read || p.p2p_write || p.p2p_pcie) return Level::kFull;
         return p.p2p_nvlink || p.p2p_atomics ? Level::kSome : Level::kNone;
       },
       "P2P read/write status unknown",

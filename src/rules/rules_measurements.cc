@@ -230,7 +230,10 @@ std::string p2p_problems(const GpuPair& p) {
   };
   add("read", p.p2p_read);
   add("write", p.p2p_write);
-  if (p.path == PathType::kNVLink) add("nvlink", p.p2p_nvlink);
+  if (p.path == PathType::kNVLink)
+    add("nvlink", p.p2p_nvlink);
+  else
+    add("pcie", p.p2p_pcie);
   return s;
 }
 

@@ -1,5 +1,6 @@
 // rules/rules_time.cc — the rules over a time series (gpuvet watch, scale --duration, a
-// recorded nvidia-smi dmon or --query-gpu -l): clocks that fall from their best window, one GPU
+// recorded nvidia-smi dmon or --query-gpu -l): clocks (or scale's own throughput) that fall
+// from their best window, one GPU
 // that lags its peers, a thermal margin that shrinks, a clock limit that appears only after
 // minutes, error counters that rise while watched. Only samples under load are judged: a GPU
 // that goes idle, or a job that ends, has lower clocks for a reason.
@@ -147,43 +148,70 @@ std::optional<Reason> main_reason(const Series& v, Range w, bool* masked = nullp
 
 // ---------------------------------------------------------------- clocks fall from their best
 
-// The best window's median SM clock against the windows after it: k = max(2, windows / 4)
-// consecutive windows at or under (1 − clock_drift_fraction) × best is a drift, reported with
-// the first such run (extended while it stays low) and the reason active in it. A fall at the
+// A series' fall from its best window: the windows, the best one and its median, and the first
+// run of k = max(2, windows / 4) consecutive windows after it at or under (1 − fraction) × best
+// (extended while it stays low).
+struct Drift {
+  std::vector<Range> ws;
+  std::size_t best = 0;
+  double best_median = 0;
+  double floor = 0;
+  Range low;
+  std::size_t low_windows = 0;
+};
+
+std::optional<Drift> find_drift(const std::vector<std::optional<double>>& xs, double fraction) {
+  Drift d;
+  d.ws = windows(xs.size());
+  std::vector<double> med;
+  for (const auto& w : d.ws) {
+    std::vector<double> in;
+    for (std::size_t i = w.first; i < w.second; ++i)
+      if (xs[i]) in.push_back(*xs[i]);
+    med.push_back(median_of(std::move(in)).value_or(0));
+  }
+  const std::size_t k = std::max<std::size_t>(2, d.ws.size() / 4);
+  d.best = static_cast<std::size_t>(std::max_element(med.begin(), med.end()) - med.begin());
+  d.best_median = med[d.best];
+  if (d.best_median <= 0) return std::nullopt;
+  d.floor = (1 - fraction) * d.best_median;
+  for (std::size_t i = d.best + 1; i < d.ws.size(); ++i) {
+    std::size_t j = i;
+    while (j < d.ws.size() && med[j] <= d.floor) ++j;
+    if (j - i >= k) {
+      d.low = {d.ws[i].first, d.ws[j - 1].second};
+      d.low_windows = j - i;
+      return d;
+    }
+  }
+  return std::nullopt;
+}
+
+// The best window's median SM clock against the windows after it (find_drift with
+// clock_drift_fraction), reported with the reason active in the low run. A fall at the
 // power cap with nothing but sw_power_cap active before and after is the limit doing its job
 // (clocks trade against temperature at a fixed power): info.
 void check_drift(const Context& c, const Series& v, int gpu, Emitter& e) {
   if (!long_enough(c, v)) return;
-  const auto ws = windows(v.size());
   auto sm = [](const GpuSample& s) { return s.sm_mhz; };
-  std::vector<double> med;
-  for (const auto& w : ws) med.push_back(window_median(v, w, sm).value_or(0));
-  const std::size_t k = std::max<std::size_t>(2, ws.size() / 4);
-  const auto best =
-      static_cast<std::size_t>(std::max_element(med.begin(), med.end()) - med.begin());
-  if (med[best] <= 0) return;
-  const double floor = (1 - c.t.clock_drift_fraction) * med[best];
-  std::optional<std::size_t> run_from;
-  std::size_t run_to = 0;
-  for (std::size_t i = best + 1; i < ws.size() && !run_from; ++i) {
-    std::size_t j = i;
-    while (j < ws.size() && med[j] <= floor) ++j;
-    if (j - i >= k) {
-      run_from = i;
-      run_to = j;
-    }
-  }
-  if (!run_from) return;
-  const Range low{ws[*run_from].first, ws[run_to - 1].second};
+  std::vector<std::optional<double>> xs;
+  for (const auto* s : v)
+    xs.push_back(s->sm_mhz ? std::optional<double>(*s->sm_mhz) : std::nullopt);
+  const auto drift = find_drift(xs, c.t.clock_drift_fraction);
+  if (!drift) return;
+  const auto& ws = drift->ws;
+  const std::size_t best = drift->best;
+  const Range low = drift->low;
+  const double floor = drift->floor;
   const auto low_sm = window_median(v, low, sm);
   if (!low_sm) return;
-  const double fall = (med[best] - *low_sm) / med[best];
+  const double fall = (drift->best_median - *low_sm) / drift->best_median;
   const double span = v.back()->t_s - v.front()->t_s;
   std::string evidence = fmt::format(
       "{} SM clock fell from a median {} MHz over {} {} min to {} MHz over {} consecutive "
       "windows ({} min) after it (−{} %) across {} min of load ({} busy samples)",
-      gpu_subject(gpu), format_number(med[best], 0), best == 0 ? "the first" : "its best",
-      format_number(duration_s(v, ws[best]) / 60), format_number(*low_sm, 0), run_to - *run_from,
+      gpu_subject(gpu), format_number(drift->best_median, 0), best == 0 ? "the first" : "its best",
+      format_number(duration_s(v, ws[best]) / 60), format_number(*low_sm, 0), drift->low_windows,
       format_number(duration_s(v, low) / 60), pct(fall), format_number(span / 60), v.size());
   auto temp = [](const GpuSample& s) { return s.gpu_c; };
   auto power = [](const GpuSample& s) { return s.power_w; };
@@ -229,6 +257,84 @@ void check_drift(const Context& c, const Series& v, int gpu, Emitter& e) {
   }
   measure(e.add("clocks-degrade-over-time", std::move(f)), "sm_clock", "MHz", *low_sm, floor,
           Bound::kAtLeast);
+}
+
+// The node's own throughput (scale --duration) against its best window, as check_drift does for
+// clocks: the load is gpuvet's, so it never ends early and a fall is the node slowing down. The
+// GPUs' busy samples over the low run tell why (the reason most often active, and on which GPU);
+// the power cap alone before and after is info, as for clocks.
+void check_throughput_drift(const Context& c, const std::map<int, Series>& gpus, Emitter& e) {
+  std::map<std::pair<std::string, int>, std::vector<const ThroughputSample*>> runs;
+  for (const auto& s : c.facts.throughput_samples) runs[{s.preset, s.gpus}].push_back(&s);
+  for (auto& [key, v] : runs) {
+    std::stable_sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->t_s < b->t_s; });
+    if (v.size() < kMinSamples || v.back()->t_s - v.front()->t_s < c.t.series_min_span_s) continue;
+    std::vector<std::optional<double>> xs;
+    for (const auto* s : v) xs.push_back(s->items_per_s);
+    const auto drift = find_drift(xs, c.t.clock_drift_fraction);
+    if (!drift) continue;
+    std::vector<double> in_low;
+    for (std::size_t i = drift->low.first; i < drift->low.second; ++i)
+      in_low.push_back(v[i]->items_per_s);
+    const double low = *median_of(std::move(in_low));
+    const double t0 = v[drift->low.first]->t_s, t1 = v[drift->low.second - 1]->t_s;
+    const auto& best_w = drift->ws[drift->best];
+    const double b0 = v[best_w.first]->t_s, b1 = v[best_w.second - 1]->t_s;
+    std::string evidence = fmt::format(
+        "{} on {} GPU(s): throughput fell from a median {}/s over {} {} min to {}/s over {} "
+        "consecutive windows ({} min) after it (−{} %) across {} min of load",
+        key.first, key.second, format_number(drift->best_median),
+        drift->best == 0 ? "the first" : "its best", format_number((b1 - b0) / 60),
+        format_number(low), drift->low_windows, format_number((t1 - t0) / 60),
+        pct((drift->best_median - low) / drift->best_median),
+        format_number((v.back()->t_s - v.front()->t_s) / 60));
+    // Why: the reason most often limiting a GPU while the throughput was low.
+    std::optional<Reason> why;
+    int why_gpu = -1;
+    bool capped_before = true, other_limit = false, any_gpu = false;
+    auto span_of = [](const Series& s, double from, double to) {
+      Range r{s.size(), 0};
+      for (std::size_t i = 0; i < s.size(); ++i)
+        if (s[i]->t_s >= from && s[i]->t_s <= to) r = {std::min(r.first, i), i + 1};
+      return r;
+    };
+    for (const auto& [gpu, s] : gpus) {
+      const Range lr = span_of(s, t0, t1), br = span_of(s, b0, b1);
+      if (lr.first >= lr.second) continue;
+      any_gpu = true;
+      const auto r = main_reason(s, lr);
+      if (r && (!why || r->share > why->share)) {
+        why = r;
+        why_gpu = gpu;
+      }
+      const auto cap = br.first < br.second ? reason_share(s, br, "sw_power_cap") : std::nullopt;
+      capped_before = capped_before && cap && *cap >= kReasonShare;
+      for (std::size_t i = lr.first; i < lr.second; ++i)
+        if (s[i]->clock_event_mask)
+          for (const auto& name : clock_event_names(*s[i]->clock_event_mask))
+            other_limit = other_limit || thermal_or_hardware(name);
+    }
+    if (why)
+      evidence += fmt::format("; {} active on {} in {} % of its samples then", why->name,
+                              gpu_subject(why_gpu), pct(why->share));
+    else if (any_gpu)
+      evidence += "; no clock-event reason was active on any GPU then";
+    Finding f;
+    for (int g = 0; g < key.second; ++g) f.subjects.push_back(gpu_subject(g));
+    if (f.subjects.empty()) f.subjects = {"node"};
+    f.evidence = std::move(evidence);
+    f.severity = Severity::kWarning;
+    if (why && why->name == "sw_power_cap" && capped_before && !other_limit) {
+      f.severity = Severity::kInfo;
+      f.action = Action::kNone;
+      f.decision_note =
+          "At the power limit the whole time (sw_power_cap before and after): the same limit "
+          "buys fewer clocks as the chips warm. Measure after the warm-up, or raise the limit "
+          "only if the board and the PSU allow.";
+    }
+    measure(e.add("clocks-degrade-over-time", std::move(f)), "throughput", "items/s", low,
+            drift->floor, Bound::kAtLeast);
+  }
 }
 
 // ---------------------------------------------------------------- the one that makes the others
@@ -483,6 +589,7 @@ void check_over_time(const Context& c, Emitter& e) {
     check_margin(c, entry.second, entry.first, e);
     check_late_reasons(c, entry.second, entry.first, e);
   }
+  check_throughput_drift(c, series, e);
   check_lagging(c, series, e);
   check_counters(c, e);
 }

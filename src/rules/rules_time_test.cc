@@ -222,6 +222,69 @@ TEST(OverTimeRules, TheMinimumSpanComesFromTheThresholds) {
   EXPECT_TRUE(with_id(over_time(few, t), "clocks-degrade-over-time").empty());
 }
 
+// scale --duration's own throughput, one value per interval.
+void add_throughput(Facts& f, int gpus, int n, double step,
+                    const std::function<double(int)>& items_per_s) {
+  for (int i = 0; i < n; ++i)
+    f.throughput_samples.push_back({i * step, items_per_s(i), "llm-7b-layer", gpus});
+}
+
+// Catches: the node's throughput ignored (only clocks judged), the fall found but its reason
+// not taken from the GPUs' samples over the same minutes, the wrong subjects, the numbers not
+// recorded. Clocks fall less than 10 % here: only the throughput shows it.
+TEST(OverTimeRules, ScaleThroughputFallingIsADegradationWithTheGpusReason) {
+  Facts f = node(2);
+  add_series(f, 0, 48, 10);
+  add_series(f, 1, 48, 10, [](int i, GpuSample& s) {
+    if (i < 24) return;
+    s.sm_mhz = 1880;  // −5 %: under the clock rule's line
+    s.clock_event_mask = kHwSlowdown;
+  });
+  add_throughput(f, 2, 48, 10, [](int i) { return i < 24 ? 4000.0 : 3000.0; });
+  const Out o = over_time(f);
+  const auto d = with_id(o, "clocks-degrade-over-time");
+  ASSERT_EQ(d.size(), 1u) << dump(o);
+  EXPECT_EQ(d[0].severity, Severity::kWarning);
+  EXPECT_EQ(d[0].subjects, (std::vector<std::string>{"GPU0", "GPU1"}));
+  EXPECT_TRUE(has(d[0].evidence, "llm-7b-layer on 2 GPU(s): throughput fell from a median 4000/s"))
+      << d[0].evidence;
+  EXPECT_TRUE(has(d[0].evidence, "to 3000/s")) << d[0].evidence;
+  EXPECT_TRUE(has(d[0].evidence, "(−25 %)")) << d[0].evidence;
+  EXPECT_TRUE(has(d[0].evidence, "hw_slowdown active on GPU1 in 100 %")) << d[0].evidence;
+  ASSERT_TRUE(d[0].observed && d[0].expected);
+  EXPECT_EQ(d[0].observed->quantity, "throughput");
+  EXPECT_EQ(d[0].observed->value, 3000);
+  EXPECT_NEAR(d[0].expected->value, 3600, 0.5);  // 0.9 × 4000
+}
+
+// Catches: a steady throughput's wobble, a short dip or a short series taken for a trend, and a
+// fall at the power cap alone raised as a warning.
+TEST(OverTimeRules, SteadyOrShortThroughputStaysQuietAndThePowerCapAloneIsInfo) {
+  Facts steady = node(1);
+  add_series(steady, 0, 48, 10);
+  add_throughput(steady, 1, 48, 10, [](int i) { return 4000.0 + (i % 3) * 150 - 150; });
+  EXPECT_TRUE(over_time_findings(over_time(steady)).empty()) << dump(over_time(steady));
+
+  Facts dip = node(1);
+  add_throughput(dip, 1, 48, 10, [](int i) { return i >= 20 && i < 24 ? 2000.0 : 4000.0; });
+  EXPECT_TRUE(over_time_findings(over_time(dip)).empty()) << dump(over_time(dip));
+
+  Facts short_run = node(1);  // 30 s: under series_min_span_s
+  add_throughput(short_run, 1, 30, 1, [](int i) { return i < 10 ? 4000.0 : 2000.0; });
+  EXPECT_TRUE(over_time_findings(over_time(short_run)).empty());
+
+  Facts capped = node(1);
+  add_series(capped, 0, 48, 10, [](int, GpuSample& s) {
+    s.power_w = 699;
+    s.clock_event_mask = kPowerCap;
+  });
+  add_throughput(capped, 1, 48, 10, [](int i) { return i < 16 ? 4000.0 : 3400.0; });
+  const auto d = with_id(over_time(capped), "clocks-degrade-over-time");
+  ASSERT_EQ(d.size(), 1u) << dump(over_time(capped));
+  EXPECT_EQ(d[0].severity, Severity::kInfo);
+  EXPECT_EQ(finding_action(d[0]), Action::kNone);
+}
+
 // ---------------------------------------------------------------- gpu-lags-peers
 
 // Catches: the lagging GPU counted among its own peers, every GPU flagged because one pulls

@@ -203,7 +203,7 @@ bool p2p_bad(const std::optional<P2PStatus>& s) { return s && *s != P2PStatus::k
 
 // P2P read/write refused in a way that matters (not "the model has none by design").
 bool p2p_rw_refused(const GpuPair& p) {
-  for (const auto* s : {&p.p2p_read, &p.p2p_write})
+  for (const auto* s : {&p.p2p_read, &p.p2p_write, &p.p2p_pcie})
     if (p2p_bad(*s) && **s != P2PStatus::kGpuNotSupported) return true;
   return false;
 }
@@ -252,12 +252,15 @@ void check_p2p(const Context& c, Emitter& e) {
     const bool consumer = p.path != PathType::kNVLink && consumer_pair(c.facts, p.a, p.b);
     const bool unknown =
         p.path != PathType::kNVLink && !consumer && unknown_pair(c.facts, p.a, p.b);
-    const bool rw_known = p.p2p_read.has_value() || p.p2p_write.has_value();
     const bool nv_path = p.path == PathType::kNVLink || (p.nvlinks && *p.nvlinks > 0);
+    // The PCIe P2P property (topo -p2p p) says what read/write say, for PCIe; an NVLink pair's
+    // peer traffic does not take PCIe.
+    const std::optional<P2PStatus> pcie = nv_path ? std::nullopt : p.p2p_pcie;
+    const bool rw_known = p.p2p_read.has_value() || p.p2p_write.has_value() || pcie.has_value();
     Severity sev = Severity::kOk;
     std::vector<std::string> why;
     auto raise = [&](Severity s) { sev = std::max(sev, s); };
-    for (const auto* s : {&p.p2p_read, &p.p2p_write}) {
+    for (const auto* s : {&p.p2p_read, &p.p2p_write, &pcie}) {
       if (!p2p_bad(*s)) continue;
       if (**s == P2PStatus::kGpuNotSupported) {
         raise(Severity::kInfo);
@@ -293,7 +296,8 @@ void check_p2p(const Context& c, Emitter& e) {
         {"read", &p.p2p_read},
         {"write", &p.p2p_write},
         {"nvlink", &p.p2p_nvlink},
-        {"atomics", &p.p2p_atomics}};
+        {"atomics", &p.p2p_atomics},
+        {"pcie", &pcie}};
     for (const auto& [what, s] : all)
       if (p2p_bad(*s)) codes.push_back(fmt::format("{} {}", what, p2p_status_code(**s)));
     std::string ev = fmt::format("{} P2P {}", pair_subject(p.a, p.b), join(codes, ", "));
@@ -1046,7 +1050,7 @@ void check_nccl_fallbacks(const Context& c, Emitter& e) {
             (p2p_bad(p->p2p_read) && *p->p2p_read == P2PStatus::kGpuNotSupported))
           continue;
         p2p_ok = p->path != PathType::kUnknown || p->p2p_read == P2PStatus::kOk ||
-                 p->p2p_write == P2PStatus::kOk;
+                 p->p2p_write == P2PStatus::kOk || p->p2p_pcie == P2PStatus::kOk;
       }
       subject = pair_subject(*ends.gpu_a, *ends.gpu_b);
     }

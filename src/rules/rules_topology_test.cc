@@ -287,6 +287,31 @@ TEST(TopologyRules, NvlinkStatusOnlyMattersWhereNvlinkIs) {
   EXPECT_EQ(v[0].severity, Severity::kInfo);
 }
 
+// `topo -p2p p` (the PCIe P2P property) alone: it says what read/write would for PCIe.
+TEST(TopologyRules, PciePropertyAloneJudgesThePair) {
+  Facts f;
+  f.gpus = {gpu(0), gpu(1)};
+  GpuPair p = pair(0, 1, PathType::kPXB);
+  p.p2p_pcie = P2PStatus::kOk;
+  f.pairs = {p};
+  EXPECT_TRUE(with_id(run(f), "p2p-unavailable").empty());
+  f.pairs[0].p2p_pcie = P2PStatus::kChipsetNotSupported;
+  auto v = with_id(run(f), "p2p-unavailable");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].severity, Severity::kWarning);
+  EXPECT_EQ(v[0].evidence, "GPU0-GPU1 P2P pcie CNS (path PXB)");
+  f.pairs[0].path = PathType::kSYS;  // across sockets: expected
+  v = with_id(run(f), "p2p-unavailable");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].severity, Severity::kInfo);
+  // An NVLink pair's peer traffic does not take PCIe: its PCIe property is no finding.
+  f.pairs[0].path = PathType::kNVLink;
+  f.pairs[0].nvlinks = 18;
+  f.pairs[0].p2p_pcie = P2PStatus::kNotSupported;
+  f.pairs[0].p2p_nvlink = P2PStatus::kOk;
+  EXPECT_TRUE(with_id(run(f), "p2p-unavailable").empty());
+}
+
 TEST(TopologyRules, SingleGpuHasNoPairFindings) {
   Facts f;
   f.gpus = {busy_gpu(0)};
