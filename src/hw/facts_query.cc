@@ -10,6 +10,11 @@
 namespace gpuvet::hw {
 
 const GpuFacts* find_gpu(const Facts& f, int index) {
+  // GPUs are nearly always listed in index order from 0: the per-pair rules of a large node
+  // then find each in one step instead of a scan.
+  if (index >= 0 && static_cast<std::size_t>(index) < f.gpus.size() &&
+      f.gpus[static_cast<std::size_t>(index)].index == index)
+    return &f.gpus[static_cast<std::size_t>(index)];
   for (const auto& g : f.gpus)
     if (g.index == index) return &g;
   return nullptr;

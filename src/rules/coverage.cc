@@ -11,12 +11,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "gpuvet/diagnose.h"
@@ -30,12 +32,43 @@ using rules::join;
 
 enum class Level { kNone, kSome, kFull };
 
+// Every unordered pair of the GPUs' indices, with its facts when there are any.
+struct PairSlot {
+  int a, b;
+  const GpuPair* pair;
+};
+
+std::vector<PairSlot> all_pairs(const Facts& f) {
+  std::vector<int> idx;
+  for (const auto& g : f.gpus) idx.push_back(g.index);
+  std::sort(idx.begin(), idx.end());
+  idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+  // One pass over the pairs (the last entry of a pair wins), then one lookup per slot: a
+  // 1024-GPU topo -m has half a million pairs.
+  std::unordered_map<std::uint64_t, const GpuPair*> by_key;
+  auto key = [](int a, int b) {
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(std::min(a, b))) << 32) |
+           static_cast<std::uint32_t>(std::max(a, b));
+  };
+  by_key.reserve(f.pairs.size());
+  for (const auto& p : f.pairs) by_key[key(p.a, p.b)] = &p;
+  std::vector<PairSlot> out;
+  out.reserve(idx.size() * (idx.size() - (idx.empty() ? 0 : 1)) / 2);
+  for (std::size_t i = 0; i < idx.size(); ++i)
+    for (std::size_t j = i + 1; j < idx.size(); ++j) {
+      const auto it = by_key.find(key(idx[i], idx[j]));
+      out.push_back({idx[i], idx[j], it == by_key.end() ? nullptr : it->second});
+    }
+  return out;
+}
+
 struct View {
   const Facts& f;
   bool offline = false;
   bool nvml = false;  // NVML answered (live, or a gpuvet capture of a live run)
   std::set<std::string> formats;
   std::map<int, std::vector<int>> nodes;
+  std::vector<PairSlot> pairs;  // all_pairs(f), made once
 };
 
 bool nvml_answered(const Facts& f) {
@@ -153,28 +186,6 @@ CoverageItem inventory(const View& v) {
   return c;
 }
 
-// Every unordered pair of the GPUs' indices, with its facts when there are any.
-struct PairSlot {
-  int a, b;
-  const GpuPair* pair;
-};
-
-std::vector<PairSlot> all_pairs(const Facts& f) {
-  std::vector<int> idx;
-  for (const auto& g : f.gpus) idx.push_back(g.index);
-  std::sort(idx.begin(), idx.end());
-  idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
-  std::vector<PairSlot> out;
-  for (std::size_t i = 0; i < idx.size(); ++i)
-    for (std::size_t j = i + 1; j < idx.size(); ++j) {
-      const GpuPair* found = nullptr;
-      for (const auto& p : f.pairs)
-        if ((p.a == idx[i] && p.b == idx[j]) || (p.a == idx[j] && p.b == idx[i])) found = &p;
-      out.push_back({idx[i], idx[j], found});
-    }
-  return out;
-}
-
 // A pair check: "not-applicable" on one GPU, else checked when every pair is known.
 CoverageItem pair_check(const View& v, const char* check, const char* title,
                         Level (*level)(const GpuPair&), const char* what_missing, const char* how,
@@ -192,9 +203,10 @@ CoverageItem pair_check(const View& v, const char* check, const char* title,
     c.how_to_get = how;
     return c;
   }
-  std::size_t full = 0, some = 0;
-  std::vector<std::string> lacking;
-  const auto pairs = all_pairs(v.f);
+  constexpr std::size_t kShown = 6;
+  std::size_t full = 0, some = 0, lacking = 0;
+  std::vector<std::string> head;  // the first kShown lacking pairs
+  const auto& pairs = v.pairs;
   for (const auto& s : pairs) {
     const Level l = s.pair ? level(*s.pair) : Level::kNone;
     if (l == Level::kFull) {
@@ -202,22 +214,18 @@ CoverageItem pair_check(const View& v, const char* check, const char* title,
       continue;
     }
     if (l == Level::kSome) ++some;
-    lacking.push_back(fmt::format("GPU{}-GPU{}", s.a, s.b));
+    if (++lacking <= kShown) head.push_back(fmt::format("GPU{}-GPU{}", s.a, s.b));
   }
   if (full == pairs.size()) {
     c.status = CoverageStatus::kChecked;
     return c;
   }
   c.status = full + some == 0 ? CoverageStatus::kNotChecked : CoverageStatus::kPartial;
-  const std::size_t shown = std::min<std::size_t>(lacking.size(), 6);
-  std::vector<std::string> head(lacking.begin(),
-                                lacking.begin() + static_cast<std::ptrdiff_t>(shown));
-  c.missing =
-      fmt::format("{} ({}{})", what_missing,
-                  lacking.size() == pairs.size() ? std::string("every pair") : join(head, ", "),
-                  lacking.size() == pairs.size() || shown == lacking.size()
-                      ? ""
-                      : fmt::format(", {} more", lacking.size() - shown));
+  c.missing = fmt::format("{} ({}{})", what_missing,
+                          lacking == pairs.size() ? std::string("every pair") : join(head, ", "),
+                          lacking == pairs.size() || lacking <= kShown
+                              ? ""
+                              : fmt::format(", {} more", lacking - kShown));
   c.how_to_get = how;
   return c;
 }
@@ -255,16 +263,22 @@ CoverageItem nvlink(const View& v) {
     return c;
   }
   // A GPU whose pairs all have a known path: topo -m's NV# gives its link counts per pair.
-  const auto pairs = all_pairs(v.f);
+  // Per GPU: is the path to every other GPU known?
+  std::unordered_map<int, bool> every_path_known;
+  every_path_known.reserve(v.f.gpus.size());
+  for (const auto& s : v.pairs)
+    for (const int g : {s.a, s.b}) {
+      auto [it, inserted] = every_path_known.try_emplace(g, true);
+      it->second = it->second && s.pair && s.pair->path != PathType::kUnknown;
+    }
   Tally t;
   for (const auto& g : v.f.gpus) {
     if (!g.nvlinks.empty() || answered(v, g, "nvlink")) {
       t.add(g.index, Level::kFull);
       continue;
     }
-    const bool paths = std::all_of(pairs.begin(), pairs.end(), [&](const PairSlot& s) {
-      return (s.a != g.index && s.b != g.index) || (s.pair && s.pair->path != PathType::kUnknown);
-    });
+    const auto known = every_path_known.find(g.index);
+    const bool paths = known == every_path_known.end() || known->second;
     t.add(g.index, paths ? Level::kSome : Level::kNone,
           {paths ? "per-link state unknown (topo -m gives link counts per pair only)"
                  : "NVLink state unknown"});
@@ -609,6 +623,7 @@ std::vector<CoverageItem> compute_coverage(const Facts& facts) {
   v.nvml = nvml_answered(facts);
   for (const auto& i : facts.imported) v.formats.insert(i.format);
   v.nodes = hw::node_cpus(facts);
+  v.pairs = all_pairs(facts);
   return {inventory(v), topology(v), p2p(v),     nvlink(v),       pcie_link(v),   acs_iommu(v),
           numa(v),      clocks(v),   power(v),   thermal(v),      ecc(v),         xid(v),
           processes(v), host_cpu(v), host_io(v), host_network(v), measurements(v)};
