@@ -324,11 +324,15 @@ class Decider {
       d.deciding.push_back(
           fmt::format("one GPU per request: p99 {} ≤ {}", ms(*one.p99_ms), target_text));
       if (const auto l = tp_line(); !l.empty()) d.deciding.push_back(l);
+      if (tp && tp->throughput && one.throughput)
+        d.deciding.push_back(fmt::format(
+            "{} replicas serve {} tokens/s; the same GPUs as one tensor-parallel group {}",
+            tp->gpus, fixed(tp->gpus * *one.throughput, 0), fixed(*tp->throughput, 0)));
       d.deciding.push_back(memory_line(one));
       d.would_change.push_back(fmt::format(
-          "a target under {} (one GPU's p99) would need a faster GPU or tensor parallelism over "
-          "NVLink",
-          ms(*one.p99_ms)));
+          "a target under {} (one GPU's p99) would need a faster GPU or tensor parallelism{}",
+          ms(*one.p99_ms),
+          tp && tp->p99_ms ? fmt::format(" ({}: p99 {})", tp->label, ms(*tp->p99_ms)) : ""));
       return d;
     }
     if (bigger && bigger->p99_ms && *bigger->p99_ms <= target) {
@@ -402,6 +406,12 @@ class Decider {
       d.would_change.push_back(
           "a larger batch per GPU or more overlap shrinks the share (the all-reduce does not grow "
           "with the batch)");
+      if (const OptionResult* bigger = best_single_fitting(true, base.gpu.name))
+        d.would_change.push_back(
+            fmt::format("{} would give {} tokens/s with no all-reduce at all "
+                        "(this pair: {})",
+                        bigger->label, fixed(bigger->throughput.value_or(0), 0),
+                        fixed(o.throughput.value_or(0), 0)));
       return d;
     }
     const OptionResult* bigger = best_single_fitting(true, base.gpu.name);

@@ -278,6 +278,9 @@ std::function<Outcome()> setup_advise(CLI::App& app) {
       ->check(finite_range(0.0, 1.0));
   app.add_option("--bucket-mib", a->bucket_mib, "DDP gradient bucket (MiB, default 25)")
       ->check(finite_range(0.01, 1e6));
+  // Host limits cap the answer, so a live collection samples the host for a second, not
+  // diagnose's 0.05 s, where one busy moment of one core reads as cpu-saturated.
+  a->live.sample_window_s = 1.0;
   add_probe_options(app, a->live);
   return [a, self]() -> Outcome {
     if (a->catalog) {
