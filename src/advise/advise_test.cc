@@ -321,6 +321,14 @@ TEST(AdviseChecklist, AModelThatFitsOneGpuWithCheapNvlinkCommsAddsAGpu) {
   EXPECT_NEAR(*o.efficiency, 129.2165824 / (129.2165824 + 4.0142857), 1e-6);
   EXPECT_EQ(r.recommendation, Recommendation::kAddGpuDataParallel) << dump(r);
   EXPECT_TRUE(o.comm_measured);
+  // Throughput 2 × 8192 tokens / 133.231 ms = 122,975 tokens/s: a target of 100,000 is met.
+  EXPECT_NEAR(*o.throughput, 2 * 8192 / (129.2165824 + 4.0142857) * 1e3, 1e-3);
+  w.throughput_target = 100000;
+  const AdviseReport t = run({w, {{2, "this"}}, node, {}});
+  EXPECT_TRUE(has(t.deciding,
+                  "throughput target 100000 tokens/s: met by 2×NVIDIA H100 80GB HBM3 "
+                  "(this node) (122975); missed by none"))
+      << dump(t);
 }
 
 // ------------------------------------------------------------------ the α–β fit

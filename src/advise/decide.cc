@@ -597,6 +597,18 @@ Result<AdviseReport> advise(const AdviseInput& input) {
   r.summary = d.summary;
   r.deciding = d.deciding;
   r.would_change = d.would_change;
+  if (r.workload.throughput_target) {
+    std::string met, missed;
+    for (const auto& o : r.candidates) {
+      if (!o.fits || !o.throughput) continue;
+      std::string& into = *o.throughput >= *r.workload.throughput_target ? met : missed;
+      into += fmt::format("{}{} ({})", into.empty() ? "" : ", ", o.label, fixed(*o.throughput, 0));
+    }
+    r.deciding.push_back(fmt::format("throughput target {} tokens/s: met by {}; missed by {}",
+                                     fixed(*r.workload.throughput_target, 0),
+                                     met.empty() ? "no candidate that fits" : met,
+                                     missed.empty() ? "none" : missed));
+  }
 
   r.assumptions.push_back(fmt::format(
       "memory: {} of each GPU kept free (CUDA context, allocator, workspace); usable = {} × "
