@@ -297,6 +297,8 @@ std::function<Outcome()> setup_export(CLI::App& app);
 std::function<Outcome()> setup_watch(CLI::App& app);
 // report_command.cc
 std::function<Outcome()> setup_report(CLI::App& app);
+// advise_command.cc
+std::function<Outcome()> setup_advise(CLI::App& app);
 
 namespace {
 
@@ -384,6 +386,11 @@ const std::vector<Command>& commands() {
        "report --html OUT FILES: draw gpuvet's JSON outputs (diagnose, gate, bench, scale, watch) "
        "as one self-contained HTML page: findings, GPUs, topology, heat maps, series",
        setup_report},
+      {"advise",
+       "A second GPU, or one bigger GPU? The article's checklist as a calculator: memory per GPU, "
+       "step time, all-reduce (fitted from this node's bench), latency; one recommendation with "
+       "the numbers that decide it",
+       setup_advise},
       {"findings", "List the findings catalog (ids, severities, what each means)", setup_findings},
       {"export",
        "Serve this node's GPU readings, findings and verdict as Prometheus metrics (/metrics on "
