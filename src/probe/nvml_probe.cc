@@ -749,11 +749,11 @@ NvmlProbeResult probe_loaded(const NvmlProbeOptions& options, const Lib& lib,
   out.symbol_versions = lib->symbol_versions;
 
   // nvmlInit can block for a long time when a GPU is wedged; it runs under the watchdog too.
-  auto init_slot = start_probe<InitOutput>([lib](Slot<InitOutput>& slot) {
+  auto init_slot = start_probe<InitOutput>([lib, held = options.init_held](Slot<InitOutput>& slot) {
     InitOutput o;
     slot.entering("nvmlInit");
     const auto t0 = Clock::now();
-    o.init = lib->init();
+    o.init = held ? NVML_SUCCESS : lib->init();
     o.init_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (o.init == NVML_SUCCESS) {
       slot.entering("nvmlDeviceGetCount");
@@ -992,7 +992,7 @@ NvmlProbeResult probe_loaded(const NvmlProbeOptions& options, const Lib& lib,
 
   // A thread still inside the library keeps its own reference to it (captured
   // above), so the library stays mapped; shutting NVML down under it could block.
-  if (!out.abandoned_threads && lib->shutdown) lib->shutdown();
+  if (!out.abandoned_threads && !options.keep_init && lib->shutdown) lib->shutdown();
   return finish();
 }
 

@@ -41,6 +41,11 @@ struct NvmlProbeOptions {
   // With samples_only: also the counters a watch follows (PCIe link and replays, memory
   // use and ECC counts, NVLink states), still without identity, processes or pairs.
   bool sample_health = false;
+  // A sampler keeps NVML initialised between its calls: nvmlInit and its first queries cost
+  // ~10 ms each on an H100/H200, every sample. keep_init leaves NVML initialised at the end
+  // (the caller shuts it down); init_held says an earlier call left it so: no nvmlInit then.
+  bool keep_init = false;
+  bool init_held = false;
   // GPUs not to touch (a probe thread may still be stuck in one of them).
   std::vector<int> skip_gpus;
 };

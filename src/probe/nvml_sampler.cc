@@ -41,6 +41,7 @@ void NvmlSampler::loop() {
   o.cpu_affinity = false;
   o.samples_only = true;
   o.sample_health = options_.health;
+  o.keep_init = true;  // one nvmlInit for the whole series, shut down when the loop ends
   auto since_start = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
   };
@@ -51,6 +52,15 @@ void NvmlSampler::loop() {
     notes_.push_back("no NVML samples: " + loaded.failure_message);
     return;
   }
+  struct ShutdownHeld {
+    const NvmlProbeOptions& o;
+    const NvmlLoadResult& loaded;
+    const bool& abandoned;
+    ~ShutdownHeld() {
+      // Not under a thread still inside the library: shutting down there could block.
+      if (o.init_held && !abandoned && loaded.library->shutdown) loaded.library->shutdown();
+    }
+  } shutdown_held{o, loaded, abandoned_probes_};
   auto next = t0_;
   while (!stop_) {
     const double t_probe_start = since_start();
@@ -65,6 +75,7 @@ void NvmlSampler::loop() {
       notes_.push_back(fmt::format("NVML samples stopped at {:.1f} s: {}", t, r.failure_message));
       return;
     }
+    o.init_held = true;
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (const auto& g : r.gpus) {

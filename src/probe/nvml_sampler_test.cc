@@ -2,6 +2,7 @@
 // `gpuvet watch` adds (the health counters, a GPU subset, the host's PSI series).
 #include "probe/nvml_sampler.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -61,6 +62,28 @@ TEST(NvmlSampler, HealthyGpusAreSampledWithoutAbandonedProbes) {
   EXPECT_EQ(gpus, (std::set<int>{0, 1}));
   EXPECT_FALSE(sampler.abandoned_probes());
   EXPECT_TRUE(sampler.notes().empty()) << sampler.notes()[0];
+}
+
+// nvmlInit costs ~10 ms on an H100 (and its first queries as much again): the sampler keeps
+// one init for the whole series and shuts it down once at the end. Catches an init (and a
+// shutdown) per sample, which cost 34 ms of CPU per sample on the lent H100.
+TEST(NvmlSampler, OneNvmlInitForTheWholeSeries) {
+  void* fake = dlopen(GPUVET_FAKE_NVML, RTLD_NOW);
+  ASSERT_NE(fake, nullptr) << dlerror();
+  using Count = unsigned (*)();
+  auto inits = reinterpret_cast<Count>(dlsym(fake, "gpuvetFakeNvmlInitCalls"));
+  auto shutdowns = reinterpret_cast<Count>(dlsym(fake, "gpuvetFakeNvmlShutdownCalls"));
+  ASSERT_TRUE(inits && shutdowns);
+  const unsigned i0 = inits(), s0 = shutdowns();
+  {
+    probe::NvmlSampler sampler(fake_sampling("2gpu-pcie-sys.json"));
+    const auto samples = sample_until(sampler, 12);  // 6 samples of 2 GPUs at least
+    ASSERT_GE(samples.size(), 12u);
+    EXPECT_FALSE(sampler.abandoned_probes());
+  }
+  EXPECT_EQ(inits() - i0, 1u);
+  EXPECT_EQ(shutdowns() - s0, 1u);
+  dlclose(fake);
 }
 
 TEST(NvmlSampler, InitHangStopsTheSamplerAndIsReportedAsAbandoned) {

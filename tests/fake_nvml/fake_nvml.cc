@@ -135,7 +135,12 @@ nvmlReturn_t inject(const Fault* fault) {
   return fault->result;
 }
 
+// How often nvmlInit and nvmlShutdown were called: a sampler must init once, not per sample.
+std::atomic<unsigned> g_init_calls{0};
+std::atomic<unsigned> g_shutdown_calls{0};
+
 nvmlReturn_t Library::init() {
+  ++g_init_calls;
   const char* env = std::getenv("GPUVET_FAKE_NVML_SCENARIO");
   const std::string path = env != nullptr ? env : "";
   {
@@ -172,6 +177,7 @@ nvmlReturn_t Library::init() {
 }
 
 nvmlReturn_t Library::shutdown() {
+  ++g_shutdown_calls;
   std::lock_guard<std::mutex> lock(init_mu_);
   if (refcount_ == 0) return NVML_ERROR_UNINITIALIZED;
   if (--refcount_ == 0) {
@@ -457,6 +463,9 @@ unsigned long long now_us() {
 using namespace fake_nvml;
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlInit(void) { return Library::get().init(); }
+// Not NVML: what a test reads back (dlsym) to count the calls above.
+FAKE_NVML_EXPORT unsigned gpuvetFakeNvmlInitCalls(void) { return g_init_calls.load(); }
+FAKE_NVML_EXPORT unsigned gpuvetFakeNvmlShutdownCalls(void) { return g_shutdown_calls.load(); }
 #if !FAKE_NVML_OLD_DRIVER
 FAKE_NVML_EXPORT nvmlReturn_t nvmlInit_v2(void) { return Library::get().init(); }
 #endif
