@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "import/psi.h"
+#include "probe/nvml_library.h"
 #include "probe/nvml_probe.h"
 
 namespace gpuvet::probe {
