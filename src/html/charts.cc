@@ -44,6 +44,13 @@ std::vector<double> ticks(double lo, double hi, int target = 5) {
   return out;
 }
 
+// Enough decimals to tell the ticks apart: a step of 0.02 needs two.
+int tick_decimals(const std::vector<double>& t) {
+  if (t.size() < 2) return 1;
+  const double step = t[1] - t[0];
+  return std::clamp(static_cast<int>(-std::floor(std::log10(step) + 1e-9)), 0, 6);
+}
+
 // The top of an axis from 0 that shows `v` with a little room: a whole number of tick steps.
 double nice_ceiling(double v) {
   if (!(v > 0)) return 1;
@@ -67,9 +74,10 @@ struct Frame {
 
 void draw_axes(Svg& svg, const Frame& f, const std::string& unit) {
   const Paint grid = stroke("#e0e0e0");
-  for (double v : ticks(0, f.v_max)) {
+  const auto vs = ticks(0, f.v_max);
+  for (double v : vs) {
     svg.line(f.x0, f.y(v), f.x1, f.y(v), grid);
-    svg.text(f.x0 - 6, f.y(v) + 4, num(v, 1), Anchor::kEnd, "tick");
+    svg.text(f.x0 - 6, f.y(v) + 4, num(v, tick_decimals(vs)), Anchor::kEnd, "tick");
   }
   const double range = f.t_max - f.t_min;
   for (double t : ticks(f.t_min, f.t_max, 8)) {
@@ -341,9 +349,10 @@ std::string bar_chart_svg(const BarChart& chart) {
   v_max = nice_ceiling(v_max);
   const double x0 = label_w, x1 = chart.width - text_w;
   auto x = [&](double v) { return x0 + v / v_max * (x1 - x0); };
-  for (double v : ticks(0, v_max, 4)) {
+  const auto vs = ticks(0, v_max, 4);
+  for (double v : vs) {
     svg.line(x(v), top - 2, x(v), h - 22, stroke("#e6e6e6"));
-    svg.text(x(v), h - 8, num(v, 1), Anchor::kMiddle, "tick");
+    svg.text(x(v), h - 8, num(v, tick_decimals(vs)), Anchor::kMiddle, "tick");
   }
   svg.text(x1, h - 8, chart.unit, Anchor::kStart, "axis");
   for (std::size_t i = 0; i < chart.bars.size(); ++i) {

@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "html/charts.h"
 #include "html/svg.h"
@@ -105,6 +108,25 @@ TEST(TimeSeries, ATimeGapBreaksTheLineButAnEvenSeriesDoesNot) {
   EXPECT_EQ(count(time_series_svg(c), "<polyline"), 2u);
   c.series = {gpu_series({{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 6}})};
   EXPECT_EQ(count(time_series_svg(c), "<polyline"), 1u);
+}
+
+// A PSI series of a quiet host peaks at 0.12 %: its ticks step by 0.02 and must read as such,
+// not as six "0.1" labels (one decimal for every axis).
+TEST(TimeSeries, SmallRangesGetTickLabelsThatDiffer) {
+  TimeChart c;
+  c.unit = "%";
+  c.series = {gpu_series({{0, 0.01}, {1, 0.12}, {2, 0.03}})};
+  const std::string s = time_series_svg(c);
+  std::vector<std::string> labels;
+  for (auto at = s.find("text-anchor=\"end\""); at != std::string::npos;
+       at = s.find("text-anchor=\"end\"", at + 1)) {
+    const auto open = s.find('>', at), close = s.find("</text>", at);
+    labels.push_back(s.substr(open + 1, close - open - 1));
+  }
+  ASSERT_GE(labels.size(), 4u) << s;
+  std::set<std::string> distinct(labels.begin(), labels.end());
+  EXPECT_EQ(distinct.size(), labels.size()) << s;
+  EXPECT_TRUE(distinct.count("0.02")) << s;
 }
 
 TEST(TimeSeries, ALoneSampleIsADot) {
