@@ -120,6 +120,16 @@ class Decider {
     return 0;
   }
 
+  // The fitting candidate of two or more GPUs with the most throughput.
+  const OptionResult* best_multi_gpu() const {
+    const OptionResult* multi = nullptr;
+    for (const auto& o : opts_)
+      if (o.fits && o.gpus >= 2 &&
+          (!multi || o.throughput.value_or(0) > multi->throughput.value_or(0)))
+        multi = &o;
+    return multi;
+  }
+
   Decision not_fitting() const {
     Decision d;
     const Sharding alt = alt_sharding(w_);
@@ -237,11 +247,7 @@ class Decider {
       return d;
     }
     d.rec = Recommendation::kModelParallelRequired;
-    const OptionResult* multi = nullptr;
-    for (const auto& o : opts_)
-      if (o.fits && o.gpus >= 2 &&
-          (!multi || o.throughput.value_or(0) > multi->throughput.value_or(0)))
-        multi = &o;
+    const OptionResult* multi = best_multi_gpu();
     d.summary = fmt::format(
         "One {} does not hold the model; {} does under {}: model parallelism is required.",
         base.gpu.name, multi ? multi->label : "a candidate", sharding_name(w_.sharding));
@@ -258,11 +264,7 @@ class Decider {
   Decision independent_jobs(const OptionResult& one) const {
     Decision d;
     d.rec = Recommendation::kAddGpuIndependentJobs;
-    const OptionResult* multi = nullptr;
-    for (const auto& o : opts_)
-      if (o.fits && o.gpus >= 2 &&
-          (!multi || o.throughput.value_or(0) > multi->throughput.value_or(0)))
-        multi = &o;
+    const OptionResult* multi = best_multi_gpu();
     d.summary = fmt::format(
         "Each job fits one {}: run them as independent processes, one per GPU; throughput grows "
         "with the GPU count and nothing is synchronised.",
@@ -370,11 +372,7 @@ class Decider {
 
   Decision training(const Evaluated& base, const OptionResult& one) const {
     Decision d;
-    const OptionResult* multi = nullptr;
-    for (const auto& o : opts_)
-      if (o.fits && o.gpus >= 2 &&
-          (!multi || o.throughput.value_or(0) > multi->throughput.value_or(0)))
-        multi = &o;
+    const OptionResult* multi = best_multi_gpu();
     // Dual-socket SYS with heavy synchronisation: validate the topology before buying.
     for (const auto& o : opts_) {
       if (!o.fits || o.gpus < 2 || !o.this_node || !o.crosses_sys || !o.comm_share) continue;

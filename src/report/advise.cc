@@ -15,10 +15,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-template <class T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
+using report::opt;
 
 std::string num(double v) {
   const double a = v < 0 ? -v : v;

@@ -25,10 +25,7 @@ std::string cell_text(const BenchCell& c) {
   return fmt::format("{:.2f}{}", *c.value, c.via_host ? "*" : "");
 }
 
-template <typename T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
+using report::opt;
 
 const char* p2p_code(const std::optional<P2PStatus>& s) { return s ? p2p_status_code(*s) : "-"; }
 

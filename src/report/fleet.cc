@@ -16,10 +16,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-template <class T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
+using report::opt;
 
 std::string when(std::optional<std::int64_t> t) {
   if (!t) return "unknown time";

@@ -18,10 +18,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-template <class T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
+using report::opt;
 
 json node_json(const NodePrint& n) {
   json gpus = json::array();

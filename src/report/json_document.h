@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 
 #include "gpuvet/diagnose.h"
@@ -27,5 +28,11 @@ nlohmann::ordered_json samples_json(const std::vector<GpuSample>& samples);
 nlohmann::ordered_json host_samples_json(const std::vector<HostSample>& samples);
 
 std::string dump_document(const nlohmann::ordered_json& doc, int indent);
+
+// An optional as JSON: its value, or null.
+template <class T>
+nlohmann::ordered_json opt(const std::optional<T>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
 
 }  // namespace gpuvet::report
