@@ -306,13 +306,16 @@ bool is_grep_separator(std::string_view s) { return s == "--"; }
 // A shell prompt with its command pasted above the output: "$ nvidia-smi -q | grep …",
 // "user@host:~$ …", "[root@node ~]# …". A "Key : value" line is never one.
 bool is_command_line(std::string_view line) {
-  if (line.find(" : ") != std::string_view::npos) return false;
-  if (starts_with(line, "$ ") || starts_with(line, "# ") || starts_with(line, "> ")) return true;
-  const auto at = line.find('@');
-  if (at == std::string_view::npos || at > 64) return false;
-  const auto end = line.find_first_of("$#", at);
-  return end != std::string_view::npos && end + 1 < line.size() && line[end + 1] == ' ' &&
-         end - at < 128;
+  // The cheap tests first: every line of a -q goes through here.
+  bool prompt = starts_with(line, "$ ") || starts_with(line, "# ") || starts_with(line, "> ");
+  if (!prompt) {
+    const auto at = line.substr(0, 65).find('@');
+    if (at == std::string_view::npos) return false;
+    const auto end = line.find_first_of("$#", at);
+    prompt = end != std::string_view::npos && end + 1 < line.size() && line[end + 1] == ' ' &&
+             end - at < 128;
+  }
+  return prompt && line.find(" : ") == std::string_view::npos;
 }
 
 // The command of the first prompt line in the first lines of `text`, or empty.
