@@ -299,6 +299,9 @@ std::function<Outcome()> setup_watch(CLI::App& app);
 std::function<Outcome()> setup_report(CLI::App& app);
 // advise_command.cc
 std::function<Outcome()> setup_advise(CLI::App& app);
+// launch_command.cc
+std::function<Outcome()> setup_launch(CLI::App& app);
+std::function<Outcome()> setup_ckpt_slot(CLI::App& app);
 
 namespace {
 
@@ -391,6 +394,15 @@ const std::vector<Command>& commands() {
        "step time, all-reduce (fitted from this node's bench), latency; one recommendation with "
        "the numbers that decide it",
        setup_advise},
+      {"launch",
+       "launch --per-gpu -- CMD: one job per GPU (CUDA_VISIBLE_DEVICES=<UUID>), bound to its "
+       "GPU's NUMA node (CPUs and memory), checked through NVML, stopped as a group when one "
+       "fails; the first failure's exit code",
+       setup_launch},
+      {"ckpt-slot",
+       "ckpt-slot --max K -- CMD: run CMD holding one of K checkpoint slots, so at most K jobs "
+       "write checkpoints at once",
+       setup_ckpt_slot},
       {"findings", "List the findings catalog (ids, severities, what each means)", setup_findings},
       {"export",
        "Serve this node's GPU readings, findings and verdict as Prometheus metrics (/metrics on "

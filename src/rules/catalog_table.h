@@ -453,6 +453,58 @@ inline constexpr CatalogEntry kCatalog[] = {
      "Uncorrected ECC or an NVLink lost: drain the node and follow the Xid and remapping "
      "findings; replays: reseat the GPU or riser and compare with its slot neighbours.",
      "task 7", kByWatch, A::kReseatOrRma},
+    {"launch-job-failed", "A job of a per-GPU launch failed first", "launch", kCritical, kConfirm,
+     B::kUnknown,
+     "gpuvet launch: the first job that exited non-zero, was killed by a signal or could not "
+     "start (the others were stopped unless --keep-going)",
+     "One of the independent per-GPU jobs ended in error. Its exit code is gpuvet's; the others "
+     "were stopped at once rather than left running (or waiting on a collective) until a "
+     "timeout. The first failure is the cause; later ones are usually its consequence.",
+     "Read the job's log tail in the evidence (and its whole log under --log-dir); an exit by "
+     "SIGKILL or code 137 with no message is often the kernel's OOM killer (dmesg); an Xid at "
+     "that time points at the GPU (gpuvet diagnose).",
+     "symptom 4", kByDiagnoseOnly, A::kFixApplication},
+    {"launch-gpu-mismatch", "A job runs on another GPU than it was given", "launch", kWarning,
+     kTopology, B::kMapping,
+     "gpuvet launch: NVML lists a process of a job on a GPU other than the one in its "
+     "CUDA_VISIBLE_DEVICES",
+     "The job's code or a library picks its device itself (cuda:0 after resetting "
+     "CUDA_VISIBLE_DEVICES, a hard-coded index, a framework reading LOCAL_RANK): two jobs then "
+     "share a GPU while another idles, and its CPU binding is for the wrong node.",
+     "Let the job use the device it is given (device 0 under CUDA_VISIBLE_DEVICES=<UUID>); do "
+     "not override CUDA_VISIBLE_DEVICES inside it; run with --strict to stop at the first "
+     "mismatch.",
+     "task 11, symptom 2", kByDiagnoseOnly, A::kFixApplication},
+    {"launch-binding-mismatch", "A job is not bound to its GPU's NUMA node as intended", "launch",
+     kWarning, kTopology, B::kCpu,
+     "gpuvet launch: a job's CPU or memory binding could not be applied, or /proc shows another "
+     "one than intended (Cpus_allowed_list, the memory policy in numa_maps), or its GPU's node "
+     "is unknown",
+     "The job's threads or memory may sit on the far socket: host↔device copies and data "
+     "loading cross the CPU interconnect, the classic cause of one job running slower than its "
+     "twin on the other GPU.",
+     "Look at the evidence: a cpuset (container, Slurm step) that excludes the node's CPUs or "
+     "memory needs widening; a GPU without NUMA node needs the BIOS/ACPI tables (SRAT) fixed "
+     "or the sysfs numa_node read; run with --strict to refuse to start unbound.",
+     "task 3, task 14", kByDiagnoseOnly, A::kFixConfig},
+    {"launch-processes-left-behind", "A job left processes running after it ended", "launch",
+     kWarning, kFramework, B::kMapping,
+     "gpuvet launch: processes of a job (data-loader workers, a re-parented child) still "
+     "alive after its main process ended; gpuvet killed them",
+     "Orphaned workers keep GPU memory and CPU after the job that made them is gone: the "
+     "next job on that GPU runs out of memory or slows down, and nobody owns them any more.",
+     "Make the job wait for its workers (join data-loader workers, close pools) and exit "
+     "cleanly; under a scheduler, use cgroup-based process tracking.",
+     "task 13", kByDiagnoseOnly, A::kFixApplication},
+    {"launch-job-not-on-gpu", "NVML never showed a job on any GPU", "launch", kInfo, kConfirm,
+     B::kUnknown,
+     "gpuvet launch: within --check-timeout (or its lifetime) NVML listed no process of the "
+     "job on any GPU",
+     "The job did not create a CUDA context while it was watched: it was still loading, it ran "
+     "on the CPU only, or gpuvet cannot map NVML's PIDs (it runs in another PID namespace).",
+     "If the job should use its GPU, check that it sees one (CUDA_VISIBLE_DEVICES, the "
+     "container's device list) and that its framework is built with CUDA.",
+     "task 11", kByDiagnoseOnly, A::kNone},
 };
 
 inline constexpr SymptomPattern kSymptoms[] = {

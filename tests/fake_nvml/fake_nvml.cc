@@ -24,9 +24,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <fstream>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <type_traits>
+#include <vector>
 
 #ifndef FAKE_NVML_OLD_DRIVER
 #define FAKE_NVML_OLD_DRIVER 0
@@ -356,6 +359,26 @@ nvmlReturn_t clock_mhz(const char* fn, nvmlDevice_t device, int type, unsigned* 
   return NVML_SUCCESS;
 }
 
+// Processes that made themselves known as the driver would see them: with
+// GPUVET_FAKE_NVML_PROCESS_DIR set, each line of DIR/<the GPU's UUID> is a PID running on this
+// GPU (a test job writes `echo $$ >> "$DIR/$CUDA_VISIBLE_DEVICES"`, as if it had opened a CUDA
+// context on the device it was given). Read at every call, so the list follows the test.
+void append_registered_processes(const std::optional<std::string>& uuid,
+                                 std::vector<Process>& processes) {
+  const char* dir = std::getenv("GPUVET_FAKE_NVML_PROCESS_DIR");
+  if (dir == nullptr || *dir == '\0' || !uuid) return;
+  std::ifstream f(std::string(dir) + "/" + *uuid);
+  for (std::string line; std::getline(f, line);) {
+    char* end = nullptr;
+    const unsigned long pid = std::strtoul(line.c_str(), &end, 10);
+    if (end == line.c_str() || pid == 0 || pid > 0xFFFFFFFFul) continue;
+    Process p;
+    p.pid = static_cast<unsigned>(pid);
+    p.used_memory = 512ull << 20;
+    processes.push_back(p);
+  }
+}
+
 // NVML's count protocol: *count in is the capacity, out the number there are; too small
 // (0 included, with infos allowed to be NULL) is INSUFFICIENT_SIZE with the count needed.
 template <class Info>
@@ -363,7 +386,8 @@ nvmlReturn_t running_processes(const char* fn, nvmlDevice_t device, unsigned* co
   DeviceCall call;
   if (nvmlReturn_t rc = begin(fn, device, count != nullptr, call); rc != NVML_SUCCESS) return rc;
   if (!call.gpu->processes) return NVML_ERROR_NOT_SUPPORTED;
-  const auto& processes = *call.gpu->processes;
+  std::vector<Process> processes = *call.gpu->processes;
+  append_registered_processes(call.gpu->uuid, processes);
   auto needed = static_cast<unsigned>(processes.size());
   if (*count < needed) {
     *count = needed;

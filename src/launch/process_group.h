@@ -1,0 +1,55 @@
+// launch/process_group.h — the jobs' processes as the kernel sees them: a cgroup v2 leaf per
+// job where gpuvet may make one (membership that no fork or setsid escapes, cgroup.kill), else
+// the job's process group; gpuvet itself is the child subreaper, so a process whose parent
+// died comes back to it instead of init. Linux only. One thread uses an instance.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuvet::launch {
+
+// The cgroup v2 directory this process is in (from /proc/self/mountinfo and
+// /proc/self/cgroup), or empty when there is none (a v1-only host) or it cannot be read.
+std::optional<std::string> own_cgroup2_dir();
+
+// One leaf per job under a private parent made inside gpuvet's own cgroup.
+class CgroupLeaves {
+ public:
+  // Makes DIR/gpuvet-launch-<pid>/job<k> for k < jobs; empty when any step fails (`why`).
+  static std::optional<CgroupLeaves> make(const std::string& own_dir, int jobs, std::string& why);
+  CgroupLeaves(CgroupLeaves&&) noexcept;
+  CgroupLeaves& operator=(CgroupLeaves&&) noexcept;
+  ~CgroupLeaves();  // removes the directories (empty by then, or left for the kernel)
+
+  const std::string& parent() const { return parent_; }
+  // An open cgroup.procs of job k, for the child to write "0" into before exec.
+  int procs_fd(int job) const { return fds_[job]; }
+  std::vector<pid_t> members(int job) const;  // live processes, zombies excluded
+  // SIGKILL the whole leaf at once (cgroup.kill, kernel 5.14); else each member. Returns
+  // whether cgroup.kill was used.
+  bool kill_all(int job) const;
+
+ private:
+  CgroupLeaves() = default;
+  std::string parent_;
+  std::vector<std::string> leaves_;
+  std::vector<int> fds_;
+};
+
+// Live (not zombie) processes whose process group is `pgid`, from /proc.
+std::vector<pid_t> group_members(pid_t pgid);
+// Live processes whose parent is `parent` (orphans the subreaper received), from /proc.
+std::vector<pid_t> children_of(pid_t parent);
+// /proc/PID/stat state letter and process group; empty when the process is gone.
+struct ProcStat {
+  char state = '?';
+  pid_t ppid = 0;
+  pid_t pgrp = 0;
+};
+std::optional<ProcStat> read_proc_stat(pid_t pid);
+
+}  // namespace gpuvet::launch
