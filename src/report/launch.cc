@@ -111,7 +111,8 @@ std::string render_launch_text(const LaunchReport& r, const LaunchOptions& o) {
   if (r.interrupted_by)
     out << fmt::format("\nexit {}: gpuvet was interrupted and stopped every job\n", r.exit_code);
   else if (r.first_failure)
-    out << fmt::format("\nexit {}: job {}'s\n", r.exit_code, r.jobs[*r.first_failure].plan.rank);
+    out << fmt::format("\nexit {}: the exit code of job {}, the first to fail\n", r.exit_code,
+                       r.jobs[*r.first_failure].plan.rank);
   else if (r.exit_code != 0)
     out << fmt::format("\nexit {}: gpuvet stopped the jobs (--strict)\n", r.exit_code);
   else
