@@ -453,7 +453,10 @@ TEST(KernelLogParse, FiftyMegabytesParseQuickly) {
   RecordProperty("parse_seconds_50MB", std::to_string(seconds));
   std::printf("[ info     ] 50 MB parsed in %.3f s\n", seconds);
 #if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
-  EXPECT_LT(seconds, 1.0);  // optimised builds only
+  // Not a speed target (bench/parse_bench measures that): a bound only a blow-up breaks, a
+  // parse that turned quadratic in lines or bytes (minutes), wide enough for a loaded 2-core
+  // machine (~0.2 s quiet, 1.1 s seen with two builds beside it).
+  EXPECT_LT(seconds, 10.0);  // optimised builds only
 #endif
 }
 
