@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+
+#include "build_info.h"
 #include "gpuvet/bundle.h"
 #include "gpuvet/collect.h"
 #include "gpuvet/import.h"
@@ -18,7 +20,14 @@
 #include "gpuvet/report.h"
 #include "live.h"
 
+#include <cstdlib>
+#include <filesystem>
+
 namespace gpuvet::cli {
+
+namespace {
+constexpr const char* kDefaultConfig = "/etc/gpuvet/gpuvet.toml";
+}  // namespace
 
 CLI::Validator finite_range(double lo, double hi) {
   return CLI::Validator(
@@ -59,6 +68,27 @@ void add_probe_options(CLI::App& app, LiveArgs& args) {
       ->check(finite_range(0.0, 60.0))
       ->capture_default_str();
   app.add_flag("--no-kernel-log", args.no_kernel_log, "Do not read the kernel log for Xid events");
+}
+
+std::string config_file(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("GPUVET_CONFIG"); env && *env) return env;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(kDefaultConfig, ec)) return kDefaultConfig;
+  return "";
+}
+
+std::string config_template_toml() {
+  std::string out = fmt::format(
+      "# {} — gpuvet's configuration, read by diagnose, watch and export when present\n"
+      "# (--config FILE or $GPUVET_CONFIG name another). Every threshold is commented out at\n"
+      "# its default: uncomment a line to change it. Unknown keys are errors (exit 3), never\n"
+      "# silently ignored. What each threshold decides: docs/findings.md, gpuvet findings.\n"
+      "\n[thresholds]\n",
+      kDefaultConfig);
+  for (const auto& t : describe_thresholds(Thresholds{}))
+    out += fmt::format("# {}\n# {} = {}\n", t.description, t.name, t.value);
+  return out;
 }
 
 CollectOptions collect_options(const LiveArgs& args) {
@@ -299,6 +329,9 @@ std::function<Outcome()> setup_watch(CLI::App& app);
 std::function<Outcome()> setup_report(CLI::App& app);
 // advise_command.cc
 std::function<Outcome()> setup_advise(CLI::App& app);
+// docs_command.cc
+std::function<Outcome()> setup_man(CLI::App& app);
+std::function<Outcome()> setup_completion(CLI::App& app);
 // launch_command.cc
 std::function<Outcome()> setup_launch(CLI::App& app);
 std::function<Outcome()> setup_ckpt_slot(CLI::App& app);
@@ -344,6 +377,16 @@ std::optional<int> refuse_unknown_command(int argc, char** argv) {
     return kExitUnusable;
   }
   return std::nullopt;
+}
+
+void add_commands(CLI::App& app, std::function<Outcome()>& run) {
+  app.set_version_flag("--version", version_text());
+  app.require_subcommand(1);
+  for (const auto& cmd : commands()) {
+    CLI::App* sub = app.add_subcommand(cmd.name, cmd.summary);
+    auto handler = cmd.setup(*sub);
+    sub->callback([&run, handler] { run = handler; });
+  }
 }
 
 const std::vector<Command>& commands() {
@@ -403,6 +446,13 @@ const std::vector<Command>& commands() {
        "ckpt-slot --max K -- CMD: run CMD holding one of K checkpoint slots, so at most K jobs "
        "write checkpoints at once",
        setup_ckpt_slot},
+      {"man",
+       "Print gpuvet's manual page (roff, generated from these commands): gpuvet man | man -l -",
+       setup_man},
+      {"completion",
+       "Print the bash completion script (generated from these commands): source <(gpuvet "
+       "completion bash)",
+       setup_completion},
       {"findings", "List the findings catalog (ids, severities, what each means)", setup_findings},
       {"export",
        "Serve this node's GPU readings, findings and verdict as Prometheus metrics (/metrics on "

@@ -30,6 +30,13 @@ struct Command {
 
 const std::vector<Command>& commands();
 
+// The whole command line: every command of the table as a subcommand of `app` (its options
+// registered), the chosen one's function stored into `run` when parsed. main() parses with it;
+// `gpuvet man` and `gpuvet completion` walk it, so neither can drift from the options.
+void add_commands(CLI::App& app, std::function<Outcome()>& run);
+inline constexpr const char* kAppDescription =
+    "gpuvet: find out why a multi-GPU machine is slower, jerkier or flakier than it should be";
+
 // The check of every floating-point option: a finite number in [lo, hi]. (CLI::Range lets
 // NaN through, and a NaN timeout overflows the deadline arithmetic.)
 CLI::Validator finite_range(double lo, double hi);

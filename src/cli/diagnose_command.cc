@@ -43,8 +43,8 @@ std::function<Outcome()> setup_diagnose(CLI::App& app) {
   return [args]() -> Outcome {
     if (!prom_target_usable(args->prom)) return {kExitUnusable, false};
     DiagnoseOptions options;
-    if (!args->config.empty()) {
-      auto t = load_thresholds(args->config);
+    if (const std::string config = config_file(args->config); !config.empty()) {
+      auto t = load_thresholds(config);
       if (!t.is_ok()) {
         std::cerr << "gpuvet: " << t.status().message() << "\n";
         return {kExitUnusable, false};
@@ -106,7 +106,15 @@ std::function<Outcome()> setup_findings(CLI::App& app) {
   auto markdown = std::make_shared<bool>(false);
   app.add_flag("--markdown", *markdown,
                "Print the catalog as Markdown (docs/findings.md is made from it)");
-  return [markdown]() -> Outcome {
+  auto config_template = std::make_shared<bool>(false);
+  app.add_flag("--config-template", *config_template,
+               "Print a configuration file with every threshold commented out at its default "
+               "(the package installs it as /etc/gpuvet/gpuvet.toml)");
+  return [markdown, config_template]() -> Outcome {
+    if (*config_template) {
+      std::cout << config_template_toml();
+      return {kExitOk, false};
+    }
     std::cout << (*markdown ? catalog_to_markdown() : render_catalog_text());
     return {kExitOk, false};
   };

@@ -208,8 +208,8 @@ Outcome run_export(const ExportArgs& args) {
     }
   }
   DiagnoseOptions options;
-  if (!args.config.empty()) {
-    auto t = load_thresholds(args.config);
+  if (const std::string config = config_file(args.config); !config.empty()) {
+    auto t = load_thresholds(config);
     if (!t.is_ok()) {
       std::cerr << "gpuvet export: " << t.status().message() << "\n";
       return {kExitUnusable, false};

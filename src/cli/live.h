@@ -40,6 +40,14 @@ bool write_prom_file(const std::string& path, const Facts& facts, const Diagnosi
 
 CollectOptions collect_options(const LiveArgs& args);
 
+// The configuration file to read: --config, else $GPUVET_CONFIG, else /etc/gpuvet/gpuvet.toml
+// when it exists, else none (""). A file named by the flag or the variable must exist (the
+// reader says so); the default one is optional.
+std::string config_file(const std::string& flag);
+// What `gpuvet findings --config-template` prints: every threshold commented out at its
+// default, with what it decides.
+std::string config_template_toml();
+
 // The NVML library the user chose: --nvml, else $GPUVET_NVML_LIBRARY, else none (the
 // default libnvidia-ml.so.1, whose absence only means no driver here).
 std::optional<std::string> nvml_library_choice(const std::string& flag);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "build_info.h"
 #include "commands.h"
 #include "gpuvet/env.h"
 #include "standard_streams.h"
@@ -17,16 +18,9 @@ int main(int argc, char** argv) {
 #endif
   gpuvet::cli::StandardOutput output;
   if (const auto refused = gpuvet::cli::refuse_unknown_command(argc, argv)) return *refused;
-  CLI::App app{
-      "gpuvet: find out why a multi-GPU machine is slower, jerkier or flakier than it should be"};
-  app.set_version_flag("--version", "gpuvet " GPUVET_VERSION);
-  app.require_subcommand(1);
+  CLI::App app{gpuvet::cli::kAppDescription};
   std::function<gpuvet::cli::Outcome()> run;
-  for (const auto& cmd : gpuvet::cli::commands()) {
-    CLI::App* sub = app.add_subcommand(cmd.name, cmd.summary);
-    auto handler = cmd.setup(*sub);
-    sub->callback([&run, handler] { run = handler; });
-  }
+  gpuvet::cli::add_commands(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

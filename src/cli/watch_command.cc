@@ -164,8 +164,8 @@ std::function<Outcome()> setup_watch(CLI::App& app) {
       return {kExitUnusable, false};
     }
     DiagnoseOptions judge;
-    if (!config->empty()) {
-      auto t = load_thresholds(*config);
+    if (const std::string file = config_file(*config); !file.empty()) {
+      auto t = load_thresholds(file);
       if (!t.is_ok()) {
         std::cerr << "gpuvet: " << t.status().message() << "\n";
         return {kExitUnusable, false};
