@@ -122,12 +122,13 @@ struct GpuProbeOutput {
 class GpuReader {
  public:
   GpuReader(const NvmlLibrary& lib, Slot<GpuProbeOutput>& slot, int index, bool cpu_affinity,
-            bool samples_only, bool sample_health)
+            bool samples_only, bool sample_health, bool violation_counters)
       : lib_(lib),
         slot_(slot),
         cpu_affinity_(cpu_affinity),
         samples_only_(samples_only),
-        sample_health_(sample_health) {
+        sample_health_(sample_health),
+        violation_counters_(violation_counters) {
     out_.gpu.index = index;
   }
 
@@ -330,7 +331,7 @@ class GpuReader {
         g.clock_events.active = decode_clock_events(mask);
       }
     }
-    if (lib_.device_get_violation_status) {
+    if (violation_counters_ && lib_.device_get_violation_status) {
       static const std::pair<int, const char*> kPolicies[] = {
           {NVML_PERF_POLICY_POWER, "power"},
           {NVML_PERF_POLICY_THERMAL, "thermal"},
@@ -592,6 +593,7 @@ class GpuReader {
   const bool cpu_affinity_;
   const bool samples_only_;
   const bool sample_health_;
+  const bool violation_counters_;
   GpuProbeOutput out_;
   bool lost_ = false;
 };
@@ -820,6 +822,7 @@ NvmlProbeResult probe_loaded(const NvmlProbeOptions& options, const Lib& lib,
   const bool affinity = options.cpu_affinity;
   const bool samples_only = options.samples_only;
   const bool sample_health = options.sample_health;
+  const bool violations = options.violation_counters;
   auto skipped = [&](unsigned i) {
     return std::find(options.skip_gpus.begin(), options.skip_gpus.end(), static_cast<int>(i)) !=
            options.skip_gpus.end();
@@ -828,8 +831,10 @@ NvmlProbeResult probe_loaded(const NvmlProbeOptions& options, const Lib& lib,
   for (unsigned i = 0; i < count; ++i)
     if (!skipped(i))
       slots[i] = start_probe<GpuProbeOutput>(
-          [lib, i, affinity, samples_only, sample_health](Slot<GpuProbeOutput>& slot) {
-            GpuReader(*lib, slot, static_cast<int>(i), affinity, samples_only, sample_health).run();
+          [lib, i, affinity, samples_only, sample_health, violations](Slot<GpuProbeOutput>& slot) {
+            GpuReader(*lib, slot, static_cast<int>(i), affinity, samples_only, sample_health,
+                      violations)
+                .run();
           });
   const auto gpu_deadline = Clock::now() + options.gpu_timeout;
   std::vector<nvmlDevice_t> handles(count, nullptr);

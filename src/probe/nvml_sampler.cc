@@ -3,6 +3,9 @@
 #include "probe/nvml_sampler.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -63,9 +66,20 @@ void NvmlSampler::loop() {
     }
   } shutdown_held{o, loaded, abandoned_probes_};
   auto next = t0_;
+  // The accumulated clock-event times last read per GPU, and when (see violation_interval_s).
+  std::map<int, std::map<std::string, std::uint64_t>> violations;
+  double violations_read_at = -1e300;
   while (!stop_) {
     const double t_probe_start = since_start();
+    o.violation_counters = options_.health && t_probe_start - violations_read_at >=
+                                                  options_.violation_interval_s - 1e-3;
     const NvmlProbeResult r = probe_nvml(o, loaded.library);
+    if (o.violation_counters) {
+      violations_read_at = t_probe_start;
+      for (const auto& g : r.gpus)
+        if (!g.clock_events.accumulated_ns.empty())
+          violations[g.index] = g.clock_events.accumulated_ns;
+    }
     if (options_.host_fs) sample_host(t_probe_start);
     const double t = since_start();
     if (r.abandoned_threads) {
@@ -109,7 +123,8 @@ void NvmlSampler::loop() {
             s.nvlinks_up = up;
             s.nvlinks_total = static_cast<int>(g.nvlinks.size());
           }
-          s.clock_event_ns = g.clock_events.accumulated_ns;
+          if (auto v = violations.find(g.index); v != violations.end())
+            s.clock_event_ns = v->second;
         }
         samples_.push_back(s);
       }

@@ -34,6 +34,10 @@ struct SamplerOptions {
   std::chrono::milliseconds gpu_timeout{3000};
   bool health = false;    // NvmlProbeOptions::sample_health
   std::vector<int> gpus;  // only these indices (empty: all)
+  // With health: how often to read the accumulated clock-event times (NVML's violation
+  // counters, ~3 ms per reason per GPU on an H100, most of a sample's cost). They are
+  // cumulative, so a sample in between carries the last values read; 0: every sample.
+  double violation_interval_s = 10.0;
   // Read /proc/pressure/{cpu,io,memory} through this each interval (null: no host series).
   const FileSystem* host_fs = nullptr;
 };

@@ -132,6 +132,40 @@ TEST(NvmlSampler, HealthCountersAreReadOnlyWhenAskedFor) {
   EXPECT_EQ(s.clock_event_ns.at("power"), 9368575000u);
 }
 
+TEST(NvmlSampler, ClockEventCountersAreReadEveryFewSecondsAndCarriedBetween) {
+  // Bugs caught: the ~3 ms-per-reason counters read at every sample (most of a watch's CPU on
+  // an H100), or the samples in between left without them (a Prometheus counter that comes
+  // and goes).
+  void* fake = dlopen(GPUVET_FAKE_NVML, RTLD_NOW);
+  ASSERT_NE(fake, nullptr) << dlerror();
+  auto calls = reinterpret_cast<unsigned (*)()>(dlsym(fake, "gpuvetFakeNvmlViolationCalls"));
+  ASSERT_TRUE(calls);
+  auto o = fake_sampling("h200-1gpu-load.json");
+  o.health = true;
+  o.violation_interval_s = 3600;  // once in this test's life: at the first sample
+  const unsigned c0 = calls();
+  std::vector<GpuSample> samples;
+  {
+    probe::NvmlSampler sampler(o);
+    samples = sample_until(sampler, 8);
+  }
+  ASSERT_GE(samples.size(), 8u);
+  EXPECT_EQ(calls() - c0, 5u);  // five reasons, one GPU, one read
+  for (const auto& s : samples) {
+    ASSERT_TRUE(s.clock_event_ns.count("power")) << s.t_s;
+    EXPECT_EQ(s.clock_event_ns.at("power"), 9368575000u);
+  }
+  o.violation_interval_s = 0;  // every sample
+  const unsigned c1 = calls();
+  std::size_t n = 0;
+  {
+    probe::NvmlSampler sampler(o);
+    n = sample_until(sampler, 4).size();
+  }
+  EXPECT_EQ(calls() - c1, 5u * n);
+  dlclose(fake);
+}
+
 TEST(NvmlSampler, OnlyTheChosenGpusAreKept) {
   auto o = fake_sampling("2gpu-pcie-sys.json");
   o.gpus = {1};

@@ -140,6 +140,7 @@ nvmlReturn_t inject(const Fault* fault) {
 
 // How often nvmlInit and nvmlShutdown were called: a sampler must init once, not per sample.
 std::atomic<unsigned> g_init_calls{0};
+std::atomic<unsigned> g_violation_calls{0};
 std::atomic<unsigned> g_shutdown_calls{0};
 
 nvmlReturn_t Library::init() {
@@ -489,6 +490,9 @@ using namespace fake_nvml;
 FAKE_NVML_EXPORT nvmlReturn_t nvmlInit(void) { return Library::get().init(); }
 // Not NVML: what a test reads back (dlsym) to count the calls above.
 FAKE_NVML_EXPORT unsigned gpuvetFakeNvmlInitCalls(void) { return g_init_calls.load(); }
+// Calls of nvmlDeviceGetViolationStatus (the costly clock-event counters): a sampler's tests
+// check how often it reads them.
+FAKE_NVML_EXPORT unsigned gpuvetFakeNvmlViolationCalls(void) { return g_violation_calls.load(); }
 FAKE_NVML_EXPORT unsigned gpuvetFakeNvmlShutdownCalls(void) { return g_shutdown_calls.load(); }
 #if !FAKE_NVML_OLD_DRIVER
 FAKE_NVML_EXPORT nvmlReturn_t nvmlInit_v2(void) { return Library::get().init(); }
@@ -661,6 +665,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, int perfPolicyType,
                                                            nvmlViolationTime_t* violTime) {
+  ++g_violation_calls;
   DeviceCall call;
   bool args_ok = violTime != nullptr && perfPolicyType >= 0 && perfPolicyType < 6;
   if (nvmlReturn_t rc = begin(__func__, device, args_ok, call); rc != NVML_SUCCESS) return rc;
