@@ -299,6 +299,8 @@ std::function<Outcome()> setup_watch(CLI::App& app);
 std::function<Outcome()> setup_report(CLI::App& app);
 // advise_command.cc
 std::function<Outcome()> setup_advise(CLI::App& app);
+// culprit_command.cc
+std::function<Outcome()> setup_culprit(CLI::App& app);
 
 namespace {
 
@@ -391,6 +393,11 @@ const std::vector<Command>& commands() {
        "step time, all-reduce (fitted from this node's bench), latency; one recommendation with "
        "the numbers that decide it",
        setup_advise},
+      {"culprit",
+       "Which rank of a hung distributed job did not arrive: reads its per-rank PyTorch logs, "
+       "flight-recorder dumps, NCCL RAS status and kernel logs offline and names the rank, its "
+       "host, pid and GPU, the collective and the signature (exit 0 no hang, 2 hang, 3 bad input)",
+       setup_culprit},
       {"findings", "List the findings catalog (ids, severities, what each means)", setup_findings},
       {"export",
        "Serve this node's GPU readings, findings and verdict as Prometheus metrics (/metrics on "
