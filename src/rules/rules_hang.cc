@@ -138,9 +138,16 @@ HangAnalysis analyse_hang(const Facts& f) {
     for (const auto& e : r.errors) add_unique(id.errors, e, 6);
     if (r.origin) add_unique(id.sources, *r.origin, 4);
   }
+  // Bus ids repeat from node to node, and neither a kernel log nor a GPU listing says which
+  // node it is from: they are matched to a rank by bus id only when the job's ranks all run on
+  // one host (or no input names a host).
+  std::set<std::string> hosts;
+  for (const auto& [rank, id] : who)
+    if (id.host) hosts.insert(*id.host);
+  const bool one_node = hosts.size() <= 1;
   // A bus id known and the node's GPUs listed: the UUID of that GPU.
   for (auto& [rank, id] : who)
-    if (id.bus && !id.uuid)
+    if (one_node && id.bus && !id.uuid)
       for (const auto& g : f.gpus)
         if (g.pci_bus_id == id.bus && g.uuid) id.uuid = g.uuid;
 
@@ -186,7 +193,7 @@ HangAnalysis analyse_hang(const Facts& f) {
       h.pci_bus_id = id.bus;
       h.errors = id.errors;
       h.sources = id.sources;
-      if (id.bus) h.kernel = kernel_lines(f, *id.bus);
+      if (id.bus && one_node) h.kernel = kernel_lines(f, *id.bus);
     }
     if (s) {
       h.last_enqueued = s->enq;

@@ -162,6 +162,24 @@ TEST(HangRules, AnXidOnOneRanksGpuNamesItWhenAllAreInside) {
   EXPECT_NE(c[0].evidence.find("Xid 79"), std::string::npos);
 }
 
+TEST(HangRules, AnXidIsNotPinnedOnARankWhenTheJobSpansNodes) {
+  // Bus ids repeat between nodes and the kernel log names none: no match across hosts.
+  Facts f = eight(300, 299);
+  for (auto& r : f.collective_ranks) {
+    r.host = r.rank < 4 ? "node-a" : "node-b";
+    r.pci_bus_id = "0000:ba:00.0";
+  }
+  XidEvent x;
+  x.code = 79;
+  x.pci_bus_id = "0000:ba:00";
+  f.kernel_log.xids.push_back(x);
+  const HangAnalysis analysis = analyse_hang(f);
+  const HangGroup& g = only_group(analysis);
+  EXPECT_EQ(g.signature, "all-stuck");
+  EXPECT_TRUE(g.culprits.empty());
+  for (const auto& h : g.ranks) EXPECT_TRUE(h.kernel.empty()) << h.rank;
+}
+
 TEST(HangRules, NoTimeoutAndEqualCountsIsNoHang) {
   Facts f;
   for (int r = 0; r < 8; ++r) f.collective_ranks.push_back(rank(r, 5000, 5000, false));
