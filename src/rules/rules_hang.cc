@@ -206,7 +206,11 @@ HangAnalysis analyse_hang(const Facts& f) {
     return h;
   };
 
-  for (auto& [pg, ranks] : groups) {
+  for (auto& group_entry : groups) {
+    // Plain names, not structured bindings: lambdas below capture them (clang 14 cannot
+    // capture a binding).
+    const std::string& pg = group_entry.first;
+    std::map<int, RankState>& ranks = group_entry.second;
     HangGroup g;
     g.pg = pg;
     int n = world;
