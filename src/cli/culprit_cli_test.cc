@@ -72,12 +72,15 @@ TEST(CulpritCli, NamesTheCulpritFirstForEachSignature) {
         "collective-hang-transport", "Action: fix-config"}},
       {"synthetic/missing-rank",
        2,
-       {"CULPRIT rank 4: no input", "missing-ranks", "collective-hang-culprit  rank 4"}},
+       {"7 inputs read, 7 ranks seen", "CULPRIT rank 4: no input", "missing-ranks",
+        "collective-hang-culprit  rank 4"}},
       {"synthetic/flight-recorder", 2, {"CULPRIT rank 2: did not arrive", "nccl_trace_rank_2"}},
       {"synthetic/ras-json", 2, {"CULPRIT rank 3: RAS: dead", "host 10.0.7.12, pid 41233"}},
       {"real/nccl-1762", 2, {"CULPRIT rank 1: RAS: missing", "pid 60004"}},
       {"real/llamafactory-7396", 2, {"NO SINGLE CULPRIT", "PG 1: ALLREDUCE seq 1580 — all-stuck"}},
-      {"real/nccl-1911", 1, {"OUTLIER rank 12: RAS: outlier", "OUTLIER rank 13", "warning collective-hang"}},
+      {"real/nccl-1911",
+       1,
+       {"OUTLIER rank 12: RAS: outlier", "OUTLIER rank 13", "warning collective-hang"}},
   };
   for (const auto& c : cases) {
     auto r = gpuvet({"culprit", "--no-color", hang(c.dir)});

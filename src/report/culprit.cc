@@ -1,5 +1,6 @@
 // `gpuvet culprit`: the text report (culprit first) and the gpuvet.culprit/1 document.
 #include <algorithm>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -81,8 +82,12 @@ void rank_table(std::string& out, const HangGroup& g) {
 std::string render_culprit_text(const CulpritReport& r, const TextOptions& o) {
   std::string out;
   const HangAnalysis& a = r.analysis;
-  std::size_t ranks = 0;
-  for (const auto& g : a.groups) ranks = std::max(ranks, g.ranks.size());
+  // Ranks some input speaks of (a rank only known to be missing is not "seen").
+  std::set<int> seen;
+  for (const auto& g : a.groups)
+    for (const auto& h : g.ranks)
+      if (h.place != "missing") seen.insert(h.rank);
+  const std::size_t ranks = seen.size();
   out += fmt::format("gpuvet culprit: {} input{} read, {} rank{} seen\n", r.inputs.size(),
                      r.inputs.size() == 1 ? "" : "s", ranks, ranks == 1 ? "" : "s");
   if (!a.any_hang()) {
