@@ -39,6 +39,13 @@ const std::map<std::pair<std::string, std::string>, const char*> kRealProblems =
      "the log holds NCCL watchdog timeouts / IB completion errors"},
     {{"nccl-log/ofa-issue271-8xv100-legacy-watchdog-timeout-1800s.log", "nccl-error"},
      "the log holds NCCL watchdog timeouts / IB completion errors"},
+    {{"nccl-log/basicsr-issue737-pytorch-watchdog-allreduce-timeout.log", "collective-hang"},
+     "every rank shown timed out inside all-reduce 808 (enqueued 811, completed 807): a hang "
+     "with no single rank behind"},
+    {{"nccl-log/llamafactory-issue6269-watchdog-reduce-scatter-timeout.log", "collective-hang"},
+     "every rank shown timed out inside reduce-scatter 7753 (enqueued 7755, completed 7752)"},
+    {{"nccl-log/ofa-issue271-8xv100-legacy-watchdog-timeout-1800s.log", "collective-hang"},
+     "every rank shown timed out in all-reduce 469508 (old format: no progress line)"},
     {{"nvsmi-text/gpud-8x-h100-passthrough-q-drv535.183-pcie-replays.txt", "pcie-replay-errors"},
      "50+ PCIe replays since driver load"},
     {{"nvsmi-text/gpud-8x-h100-passthrough-q-drv535.183-pcie-replays.txt", "power-throttle"},

@@ -241,6 +241,62 @@ struct Diagnosis {
 
 Diagnosis diagnose(const Facts& facts, const DiagnoseOptions& options = {});
 
+// ---- a distributed job's hang: which rank did not arrive (src/rules/rules_hang.cc)
+//
+// The per-rank collective state of Facts::collective_ranks (PyTorch logs, flight-recorder
+// dumps, NCCL RAS), joined by rank within each process group and judged: the collective the
+// ranks wait in is the highest last-enqueued sequence number among them; a rank below it did
+// not arrive; one that enqueued it but did not complete it while its peers did is stuck inside;
+// a few ranks one op ahead of all the others ran ahead (a desynchronised code path); every rank
+// at -1 is a frozen process, not comms; every rank with nothing completed is a transport that
+// never worked. The findings collective-hang-* are made from this; `gpuvet culprit` shows it.
+
+// One rank of a process group as the analysis sees it.
+struct HangRank {
+  int rank = 0;
+  // "waiting" (in the collective, like its peers), "did-not-arrive", "stuck-inside",
+  // "ran-ahead", "frozen", "missing" (no input names it), "silent" (its NCCL lines name it,
+  // nothing says where its collectives stood), "done" (completed everything it enqueued, no
+  // hang), "ras-missing", "ras-dead", "ras-outlier".
+  std::string place;
+  std::optional<std::int64_t> last_enqueued;
+  std::optional<std::int64_t> last_started;
+  std::optional<std::int64_t> last_completed;
+  bool timed_out = false;  // its own watchdog timed out
+  std::optional<std::string> host;
+  std::optional<int> pid;
+  std::optional<int> cuda_dev;
+  std::optional<std::string> gpu_uuid;
+  std::optional<std::string> pci_bus_id;
+  std::vector<std::string> errors;   // its own log's error lines
+  std::vector<std::string> kernel;   // the kernel log's Xids on its GPU ("Xid 79 …")
+  std::vector<std::string> sources;  // inputs that name it ("rank3.log", …)
+};
+
+struct HangGroup {
+  std::string pg;  // PyTorch PG id ("0"), "?" when the logs print none; RAS: the communicator
+  std::optional<std::string> pg_name;
+  // "did-not-arrive", "stuck-inside", "ran-ahead", "frozen-process", "transport-never-worked",
+  // "all-stuck", "missing-ranks", "ras-missing", "ras-mismatch", "no-hang"
+  std::string signature;
+  bool hang = false;  // a watchdog timeout, a stuck watchdog or RAS trouble in this group
+  std::optional<std::int64_t> seq;  // the collective the others wait in
+  std::optional<std::string> op;    // its type ("ALLREDUCE", "nccl:all_reduce")
+  std::optional<std::int64_t> timeout_ms;
+  std::optional<int> world_size;
+  std::vector<int> culprits;    // the ranks named, in order
+  std::vector<HangRank> ranks;  // every rank known, by rank
+  std::string summary;          // one sentence: what the signature means here
+};
+
+struct HangAnalysis {
+  std::vector<HangGroup> groups;      // groups with a hang first, then by PG
+  bool any_collective_state = false;  // the facts hold some rank's collective state
+  bool any_hang() const;
+};
+
+HangAnalysis analyse_hang(const Facts& facts);
+
 // The exit code a finding of this severity calls for: 0 ok/info, 1 warning, 2 critical.
 int severity_exit_code(Severity s);
 // 2 when a finding is critical; else 3 when the verdict is incomplete (Diagnosis::incomplete);

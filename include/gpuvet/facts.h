@@ -475,6 +475,65 @@ struct ImportedFile {
   std::vector<std::string> notes;
 };
 
+// ---------------------------------------------------------------- collectives (hangs)
+
+// What one rank of a distributed job said about its collectives in one process group, from
+// what a hung job leaves behind: its PyTorch log (the ProcessGroupNCCL watchdog's timeout and
+// "last enqueued / last completed" lines), its flight-recorder dump, NCCL's own INFO lines
+// (who the rank is: host, pid, GPU) and NCCL RAS (ncclras). One record per (input, rank, PG);
+// the hang rules join the records of one rank. Sequence numbers are PyTorch's per-PG
+// collective counters (-1: none yet); RAS has per-operation counts instead.
+struct CollectiveRank {
+  std::string source;                  // "pytorch-log", "flight-recorder", "nccl-log", "nccl-ras"
+  std::optional<std::string> origin;   // the input (file) it came from, when known
+  std::optional<int> rank;             // global rank
+  std::optional<int> world_size;       // ranks in the job (or in the PG), when printed
+  std::optional<std::string> pg;       // process group id as printed ("0"; RAS: comm hash)
+  std::optional<std::string> pg_name;  // "default_pg", a PG description
+  std::optional<std::string> host;
+  std::optional<int> pid;
+  std::optional<int> cuda_dev;
+  std::optional<int> nvml_dev;
+  std::optional<std::string> gpu_uuid;
+  std::optional<std::string> pci_bus_id;  // normalised "0000:1b:00.0"
+  std::optional<std::int64_t> last_enqueued;
+  std::optional<std::int64_t> last_started;
+  std::optional<std::int64_t> last_completed;
+  // The operation the watchdog timed out (or the first one still pending in a flight-recorder
+  // dump): its sequence number, type ("ALLREDUCE", "nccl:all_reduce"), timeout and how long it
+  // had run.
+  std::optional<std::int64_t> timeout_seq;
+  std::optional<std::string> timeout_op;
+  std::optional<std::int64_t> timeout_ms;
+  std::optional<std::int64_t> ran_ms;
+  std::optional<std::string> timeout_time;  // the log's own time stamp of that line, as printed
+  // The process stopped watching its collectives (heartbeat monitor, "watchdog got stuck"):
+  // the process itself is frozen.
+  bool watchdog_stuck = false;
+  // flight recorder: pending (not completed) collective entries of this PG, and the last one.
+  std::optional<int> pending_entries;
+  std::optional<std::string> last_op;
+  // NCCL RAS: per-operation counts ("AllReduce" → 641) and what RAS says of the rank
+  // ("ok", "missing", "dead", "unresponsive", "outlier", "async error", "abort").
+  std::map<std::string, std::int64_t> op_counts;
+  std::optional<std::string> ras_status;
+  // Lines of this rank's log that explain a rank going away: "CUDA out of memory", "CUDA
+  // error", "NCCL error", an exception (first few, cut).
+  std::vector<std::string> errors;
+};
+
+// One NCCL RAS communicator with trouble ("MISMATCH", "INCOMPLETE", "DEAD", "TIMEOUT",
+// "ERROR"), as ncclras prints it in text or JSON.
+struct RasCommunicator {
+  std::string id;  // "#0-0 (fa93daea854b060b)" (text) or the hash (JSON)
+  std::optional<int> size;
+  std::optional<std::string> status;  // "RUNNING", "INIT", "FINALIZE", "NOCOMM"
+  std::vector<std::string> errors;    // "MISMATCH", "INCOMPLETE"
+  std::vector<int> missing_ranks;
+  std::vector<int> dead_ranks;
+  std::vector<std::string> details;  // the report's own lines about it (cut)
+};
+
 // ---------------------------------------------------------------- the whole
 
 struct SourceInfo {
@@ -520,6 +579,10 @@ struct Facts {
   std::vector<ScaleRun> scale_runs;
   std::vector<PciDevice> pci_devices;      // lspci: merged by bdf
   std::vector<HealthCheck> health_checks;  // dcgmi diag, dcgmi health -c
+  // A distributed job's collectives, per rank and process group (hang logs, flight recorder,
+  // NCCL RAS), and the RAS communicators that report trouble.
+  std::vector<CollectiveRank> collective_ranks;
+  std::vector<RasCommunicator> ras_communicators;
   // True when GPU facts are missing because the driver/NVML could not answer
   // at all (not installed, stub library, version mismatch, init timeout).
   bool gpu_facts_unavailable = false;

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpuvet/facts.h"
 #include "gpuvet/status.h"
@@ -53,5 +54,10 @@ Result<Facts> import_paste(std::string_view text, const std::string& origin,
 // looks like a capture bundle without its manifest.json, or when one input gives one PCI bus
 // id to GPUs with different UUIDs (they stay separate GPUs).
 Result<Facts> import_path(const std::string& path, const ImportOptions& options = {});
+
+// import_path for each of `paths`, merged in order (a hung job's per-rank logs given one by
+// one). The first path that cannot be read fails the whole, with its own message.
+Result<Facts> import_paths(const std::vector<std::string>& paths,
+                           const ImportOptions& options = {});
 
 }  // namespace gpuvet

@@ -74,6 +74,24 @@ std::string diagnosis_to_json(const Facts& facts, const Diagnosis& diagnosis,
 std::string render_diagnosis_text(const Facts& facts, const Diagnosis& diagnosis,
                                   const TextOptions& options = {});
 
+// `gpuvet culprit`: a hung job's inputs judged (analyse_hang and the collective-hang-*
+// findings of diagnose), the culprit first.
+struct CulpritReport {
+  HangAnalysis analysis;
+  std::vector<Finding> findings;      // collective-hang-* and the Xids of the culprits' GPUs
+  std::vector<std::string> inputs;    // "rank3.log: nccl-debug-log", one per input read
+  std::vector<std::string> problems;  // inputs that could not be used (Facts::input_problems)
+  std::vector<std::string> notes;
+  Severity worst = Severity::kOk;
+  int exit_code = 0;  // 0 no hang, 1 warning, 2 a hang, 3 unusable input
+};
+// The text: the culprit ranks with who they are and why, the signature, the ranks' table per
+// process group, the findings with meaning and decision, then notes.
+std::string render_culprit_text(const CulpritReport& report, const TextOptions& options = {});
+// The gpuvet.culprit/1 document (docs/culprit.md): verdict, culprits, groups with their
+// ranks, findings (as in gpuvet.report/1), inputs, problems, notes, exit_code.
+std::string culprit_to_json(const Facts& facts, const CulpritReport& report, int indent = 2);
+
 // `gpuvet bench`: matrices like the reference tools print them, the P2P truth table, notes;
 // and the gpuvet.bench/1 document (docs/json-schema.md).
 std::string render_bench_text(const BenchReport& report);

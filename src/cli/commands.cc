@@ -335,6 +335,8 @@ std::function<Outcome()> setup_completion(CLI::App& app);
 // launch_command.cc
 std::function<Outcome()> setup_launch(CLI::App& app);
 std::function<Outcome()> setup_ckpt_slot(CLI::App& app);
+// culprit_command.cc
+std::function<Outcome()> setup_culprit(CLI::App& app);
 
 namespace {
 
@@ -453,6 +455,11 @@ const std::vector<Command>& commands() {
        "Print the bash completion script (generated from these commands): source <(gpuvet "
        "completion bash)",
        setup_completion},
+      {"culprit",
+       "Which rank of a hung distributed job did not arrive: reads its per-rank PyTorch logs, "
+       "flight-recorder dumps, NCCL RAS status and kernel logs offline and names the rank, its "
+       "host, pid and GPU, the collective and the signature (exit 0 no hang, 2 hang, 3 bad input)",
+       setup_culprit},
       {"findings", "List the findings catalog (ids, severities, what each means)", setup_findings},
       {"export",
        "Serve this node's GPU readings, findings and verdict as Prometheus metrics (/metrics on "

@@ -401,6 +401,47 @@ void fields(V& v, T&... t) {
   v("message", t.message...);
 }
 
+template <class V, MaybeConst<CollectiveRank>... T>
+void fields(V& v, T&... t) {
+  v("source", t.source...);
+  v("origin", t.origin...);
+  v("rank", t.rank...);
+  v("world_size", t.world_size...);
+  v("pg", t.pg...);
+  v("pg_name", t.pg_name...);
+  v("host", t.host...);
+  v("pid", t.pid...);
+  v("cuda_dev", t.cuda_dev...);
+  v("nvml_dev", t.nvml_dev...);
+  v("gpu_uuid", t.gpu_uuid...);
+  v("pci_bus_id", t.pci_bus_id...);
+  v("last_enqueued", t.last_enqueued...);
+  v("last_started", t.last_started...);
+  v("last_completed", t.last_completed...);
+  v("timeout_seq", t.timeout_seq...);
+  v("timeout_op", t.timeout_op...);
+  v("timeout_ms", t.timeout_ms...);
+  v("ran_ms", t.ran_ms...);
+  v("timeout_time", t.timeout_time...);
+  v("watchdog_stuck", t.watchdog_stuck...);
+  v("pending_entries", t.pending_entries...);
+  v("last_op", t.last_op...);
+  v("op_counts", t.op_counts...);
+  v("ras_status", t.ras_status...);
+  v("errors", t.errors...);
+}
+
+template <class V, MaybeConst<RasCommunicator>... T>
+void fields(V& v, T&... t) {
+  v("id", t.id...);
+  v("size", t.size...);
+  v("status", t.status...);
+  v("errors", t.errors...);
+  v("missing_ranks", t.missing_ranks...);
+  v("dead_ranks", t.dead_ranks...);
+  v("details", t.details...);
+}
+
 template <class V, MaybeConst<Measurement>... T>
 void fields(V& v, T&... t) {
   v("tool", t.tool...);
@@ -516,6 +557,8 @@ void fields(V& v, T&... t) {
   v("scale_runs", t.scale_runs..., kAppend);
   v("pci_devices", t.pci_devices...);
   v("health_checks", t.health_checks..., kAppend);
+  v("collective_ranks", t.collective_ranks..., kAppend);
+  v("ras_communicators", t.ras_communicators..., kAppend);
   v("imported", t.imported..., kAppend);
   v("input_problems", t.input_problems..., kAppend);
   v("notes", t.notes...);

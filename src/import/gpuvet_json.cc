@@ -30,7 +30,8 @@ constexpr std::size_t kMaxTypeNotes = 100;
 // As many time-series samples as the importers keep (import::SampleSeries::kMaxSamples).
 constexpr std::size_t kMaxSamples = 1000000;
 
-// Where the nesting first exceeds `max_depth`, outside strings; linear, no allocation.
+}  // namespace
+
 std::optional<std::size_t> too_deep_at(std::string_view text, int max_depth) {
   int depth = 0;
   bool in_string = false;
@@ -65,6 +66,8 @@ std::optional<std::size_t> too_deep_at(std::string_view text, int max_depth) {
   }
   return std::nullopt;
 }
+
+namespace {
 
 std::string at(const std::string& path, std::string_view key) {
   std::string s = path;

@@ -35,6 +35,8 @@
 // Stateless free functions; thread-safe.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string_view>
 
 #include "gpuvet/facts.h"
@@ -53,5 +55,9 @@ int sniff_gpuvet_json(std::string_view text);
 // the text is not valid JSON (with the byte position of the error), nests too deep, or is not
 // a gpuvet report object; type errors inside a valid report are notes, not failures.
 Status import_gpuvet_json(std::string_view text, Facts& out);
+
+// Where the nesting of a JSON text first exceeds `max_depth`, outside strings; linear, no
+// allocation. Every JSON importer checks this before the recursive parser runs.
+std::optional<std::size_t> too_deep_at(std::string_view text, int max_depth);
 
 }  // namespace gpuvet::import

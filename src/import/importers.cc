@@ -9,11 +9,13 @@
 #include "core/util.h"
 #include "import/bench_outputs.h"
 #include "import/dcgmi.h"
+#include "import/flight_recorder.h"
 #include "import/gpuvet_json.h"
 #include "import/host_tools.h"
 #include "import/kernel_log.h"
 #include "import/lspci.h"
 #include "import/nccl_log.h"
+#include "import/nccl_ras.h"
 #include "import/nvsmi_csv.h"
 #include "import/nvsmi_monitor.h"
 #include "import/nvsmi_table.h"
@@ -203,11 +205,34 @@ const std::vector<Importer>& importers() {
        "host CPU, I/O and memory stall shares (PSI averages)"},
       {"uptime", "uptime, uptime -p, /proc/uptime", sniff_uptime, import_uptime,
        "seconds since boot: dates the kernel log's [seconds] stamps (how long ago an Xid was)"},
-      {"nccl-debug-log", "NCCL_DEBUG=INFO logs, NCCL WARN, PyTorch watchdog timeouts",
+      {"nccl-debug-log",
+       "NCCL_DEBUG=INFO logs, NCCL WARN, PyTorch ProcessGroupNCCL watchdog lines (per-rank logs "
+       "of a hung job)",
        sniff_nccl_log, import_nccl_log,
        "NCCL version, transports per channel, NICs, fallbacks, link widths, warnings, timeouts, "
        "peer-access failures (event kind p2p: \"peer access is not supported\", \"failed to open "
-       "CUDA IPC handle\")"},
+       "CUDA IPC handle\"); per rank and process group: the timed-out collective (SeqNum, "
+       "OpType, timeout), last enqueued/started/completed work, a stuck watchdog, host, pid, "
+       "CUDA device and bus id (NCCL init lines), OOM, CUDA and NCCL error lines"},
+      {"pytorch-flight-recorder",
+       "PyTorch flight-recorder dump, JSON form (_dump_nccl_trace_json, _dump_fr_trace_json)",
+       sniff_flight_recorder_json, import_flight_recorder_json,
+       "per process group of one rank: last enqueued, started and completed collective, the "
+       "first entry not completed (sequence number, operation, timeout), pending entries; the "
+       "rank from a \"rank\" key or the file name"},
+      {"pytorch-flight-recorder-pickle",
+       "PyTorch flight-recorder dump, pickle form (the default of TORCH_NCCL_DUMP_ON_TIMEOUT)",
+       sniff_flight_recorder_pickle, import_flight_recorder_pickle,
+       "nothing: recognised and refused as an input problem (gpuvet does not run pickles), with "
+       "how to get the JSON form"},
+      {"nccl-ras", "NCCL RAS status (ncclras, or STATUS on the RAS port), text",
+       sniff_nccl_ras_text, import_nccl_ras_text,
+       "communicators with errors (MISMATCH, INCOMPLETE, DEAD, …), missing ranks, the outlier "
+       "ranks with GPU, process and node, and how far they launched"},
+      {"nccl-ras-json", "NCCL RAS status as JSON (ncclras -f json, NCCL 2.28.7+)",
+       sniff_nccl_ras_json, import_nccl_ras_json,
+       "per communicator and rank: host, pid, CUDA and NVML device, status (async error, abort), "
+       "collective counts per operation; missing ranks (unresponsive, considered dead)"},
       {"nccl-topo-xml", "NCCL topology dump (NCCL_TOPO_DUMP_FILE)", sniff_nccl_topo_xml,
        import_nccl_topo_xml, "PCI link speed/width per GPU and NIC, NVLink counts"},
       {"nccl-tests", "nccl-tests *_perf output", sniff_nccl_tests, import_nccl_tests,

@@ -14,6 +14,7 @@
 
 #include "core/facts_fields.h"
 #include "core/util.h"
+#include "import/collective_log.h"
 #include "import/importer.h"
 #include "import/machines.h"
 #include "import/paste_machines.h"
@@ -551,6 +552,12 @@ Facts import_text(std::string_view text, const std::string& origin, const Import
       record.notes.push_back(st.to_string());
     one.notes.clear();
     for (const auto& note : record.notes) out.notes.push_back(where + ": " + note);
+    // A rank's records say which input they came from; a flight-recorder dump (or a per-rank
+    // log without prefixes) is named after its rank ("nccl_trace_rank_3", "rank3.log").
+    for (auto& r : one.collective_ranks) {
+      if (!r.origin) r.origin = where;
+      if (!r.rank) r.rank = rank_from_file_name(origin);
+    }
     out.imported.push_back(std::move(record));
     merge_facts(out, std::move(one), where);
   }
@@ -674,6 +681,29 @@ Result<Facts> import_path(const std::string& path, const ImportOptions& options)
     all.notes.push_back(
         "no input describes a GPU (no nvidia-smi, topo or gpuvet output among the files)");
   }
+  return all;
+}
+
+}  // namespace gpuvet
+
+namespace gpuvet {
+
+Result<Facts> import_paths(const std::vector<std::string>& paths, const ImportOptions& options) {
+  if (paths.empty()) return Status::invalid_input("no input given");
+  if (paths.size() == 1) return import_path(paths.front(), options);
+  Facts all;
+  bool any_gpu = false;
+  for (const auto& path : paths) {
+    auto one = import_path(path, options);
+    if (!one.is_ok()) return one.status();
+    Facts f = std::move(one).value();
+    any_gpu = any_gpu || !f.gpu_facts_unavailable;
+    auto notes = std::move(f.notes);
+    f.notes.clear();
+    import::merge_facts(all, std::move(f), path);
+    all.notes.insert(all.notes.end(), notes.begin(), notes.end());
+  }
+  all.gpu_facts_unavailable = !any_gpu;
   return all;
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/text_scan.h"
 #include "core/util.h"
+#include "import/collective_log.h"
 #include "import/importer.h"
 
 namespace gpuvet::import {
@@ -41,27 +42,6 @@ std::optional<int> small_int(std::string_view s) {
   auto v = parse_int(s);
   if (!v || *v < 0 || *v > 1000000000) return std::nullopt;
   return static_cast<int>(*v);
-}
-
-// NCCL prints bus ids as the int64 it packs them into ("%lx"): "a1000" is 0000:a1:00.0,
-// "31000" 0000:31:00.0, "1b000" 0000:1b:00.0 (domain, bus, device, then one digit of function).
-std::optional<std::string> bus_id_from_nccl_hex(std::string_view s) {
-  s = trim(s);
-  if (s.empty() || s.size() > 12) return std::nullopt;
-  std::uint64_t v = 0;
-  for (char c : s) {
-    if (!is_hex(c)) return std::nullopt;
-    v = v * 16 + static_cast<std::uint64_t>(is_digit(c) ? c - '0' : (c | 0x20) - 'a' + 10);
-  }
-  const unsigned function = v & 0xf;
-  const unsigned device = (v >> 4) & 0xff;
-  const unsigned bus = (v >> 12) & 0xff;
-  const std::uint64_t domain = v >> 20;
-  if (function > 7 || device > 0x1f || domain > 0xffff) return std::nullopt;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", static_cast<unsigned>(domain), bus, device,
-                function);
-  return std::string(buf);
 }
 
 // What precedes "NCCL INFO": "host:pid:tid [dev] " (and, on WARN lines, "file.c:line ").
@@ -468,6 +448,27 @@ bool has_watchdog_line(std::string_view text) {
 
 }  // namespace
 
+// NCCL prints bus ids as the int64 it packs them into ("%lx"): "a1000" is 0000:a1:00.0,
+// "31000" 0000:31:00.0, "1b000" 0000:1b:00.0 (domain, bus, device, then one digit of function).
+std::optional<std::string> bus_id_from_nccl_hex(std::string_view s) {
+  s = trim(s);
+  if (s.empty() || s.size() > 12) return std::nullopt;
+  std::uint64_t v = 0;
+  for (char c : s) {
+    if (!is_hex(c)) return std::nullopt;
+    v = v * 16 + static_cast<std::uint64_t>(is_digit(c) ? c - '0' : (c | 0x20) - 'a' + 10);
+  }
+  const unsigned function = v & 0xf;
+  const unsigned device = (v >> 4) & 0xff;
+  const unsigned bus = (v >> 12) & 0xff;
+  const std::uint64_t domain = v >> 20;
+  if (function > 7 || device > 0x1f || domain > 0xffff) return std::nullopt;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", static_cast<unsigned>(domain), bus, device,
+                function);
+  return std::string(buf);
+}
+
 std::string_view strip_launcher_label(std::string_view line) {
   for (int round = 0; round < 3; ++round) {
     while (!line.empty() && is_space(line.front())) line.remove_prefix(1);
@@ -536,6 +537,10 @@ int sniff_nccl_log(std::string_view whole) {
     else
       best = std::max(best, 10);  // "NCCL INFO" quoted inside prose (a README, a ticket text)
   }
+  // "[PG 1 Rank 3] … last enqueued NCCL work: 7755, last completed NCCL work: 7752" (ranks
+  // that did not time out themselves print only these).
+  if (has_collective_progress_line(sniff_head(whole)) || has_collective_progress_line(tail))
+    best = std::max(best, 90);
   if (best == 0 &&
       (contains(sniff_head(whole), "ProcessGroupNCCL") || contains(tail, "ProcessGroupNCCL")))
     best = 60;
@@ -546,7 +551,11 @@ int sniff_nccl_log(std::string_view whole) {
 Status import_nccl_log(std::string_view text, Facts& out) {
   std::size_t before = out.nccl_events.size();
   parse_nccl_log_events(text, out.nccl_events, &out.notes);
-  if (out.nccl_events.size() == before) {
+  // The same lines say where each rank's collectives stood (a hang's watchdog lines) and who
+  // the rank is (host, pid, GPU): the hang rules read those.
+  const std::size_t ranks_before = out.collective_ranks.size();
+  parse_collective_log(text, out.collective_ranks);
+  if (out.nccl_events.size() == before && out.collective_ranks.size() == ranks_before) {
     out.notes.push_back("nccl log: no NCCL version, transport, network, warning or timeout line");
     return Status::invalid_input("no NCCL events in the text");
   }

@@ -10,6 +10,8 @@
 // garbage, truncated, binary or huge input. Stateless free functions, thread-safe.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -36,6 +38,9 @@ Status import_nccl_topo_xml(std::string_view text, Facts& out);
 // lines looked like NCCL log lines.
 std::size_t parse_nccl_log_events(std::string_view text, std::vector<NcclEvent>& events,
                                   std::vector<std::string>* notes = nullptr);
+
+// NCCL prints bus ids as the int64 it packs them into ("%lx"): "1b000" is "0000:1b:00.0".
+std::optional<std::string> bus_id_from_nccl_hex(std::string_view s);
 
 // Removes what launchers put in front of a program's output line: mpirun "[1,0]<stdout>:" (with
 // or without a date before it), srun "0: " labels, and leading blanks. Returns the rest.

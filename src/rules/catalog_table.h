@@ -505,6 +505,60 @@ inline constexpr CatalogEntry kCatalog[] = {
      "If the job should use its GPU, check that it sees one (CUDA_VISIBLE_DEVICES, the "
      "container's device list) and that its framework is built with CUDA.",
      "task 11", kByDiagnoseOnly, A::kNone},
+    {"collective-hang-culprit", "A distributed job hangs: these ranks did not arrive",
+     "collectives", kCritical, kConfirm, B::kNone,
+     "per process group, from the ranks' PyTorch logs, flight-recorder dumps or NCCL RAS: a "
+     "rank whose last enqueued collective is below the one its peers wait in (did not arrive), "
+     "one that entered it and never completed while its peers did (stuck inside), a few ranks "
+     "one collective ahead of all others (ran ahead), a rank whose watchdog froze, a rank that "
+     "NCCL RAS lists as missing or dead, or the ranks that left no state while every other rank "
+     "waits inside the same collective",
+     "A collective completes only when every rank of its group has entered it; the ranks named "
+     "here are the ones the others wait for. The others' timeouts are the symptom, not the "
+     "cause: what stopped the named rank is in its own log (an exception, out of memory, a CUDA "
+     "error), on its GPU (an Xid), or in the job's code path (a rank that ran ahead).",
+     "Look at the named rank first: the end of its own log, the kernel log of its node at that "
+     "time (Xid), then `gpuvet gate --profile full` on its node. An Xid or a lost GPU: drain the "
+     "node. An error in its log: fix it, and make a failing rank abort the whole job. A rank "
+     "that ran ahead: find the branch that issues that collective on some ranks only.",
+     "symptom 4", kByDiagnoseOnly, A::kDrain},
+    {"collective-hang-frozen-process", "A distributed job hangs with its processes frozen",
+     "collectives", kCritical, kConfirm, B::kNone,
+     "every rank's last enqueued collective is -1 when the watchdog fires, or the processes' "
+     "watchdog itself stopped (heartbeat monitor, \"watchdog got stuck\")",
+     "No rank was waiting in a collective: the processes stopped before reaching one, or hold a "
+     "lock the watchdog needs. This is not a network or NCCL problem: a filesystem stall, a data "
+     "loader, a deadlock on the GIL or a CUDA call that never returns.",
+     "Take stack dumps of the live processes (py-spy dump --pid, gdb), look at I/O pressure on "
+     "the nodes (PSI, the shared filesystem) and at what the code does before its first "
+     "collective; do not tune NCCL for this.",
+     "symptom 4", kByDiagnoseOnly, A::kFixApplication},
+    {"collective-hang-transport", "A distributed job hangs on its first collective", "collectives",
+     kCritical, kConfirm, B::kComms,
+     "every rank enqueued a collective and no rank ever completed one (last completed -1 "
+     "everywhere): the first collective never finished",
+     "The ranks all arrived, so the code is not at fault: the data never moved. Peer access "
+     "between the GPUs (P2P through PCIe switches with ACS, an IOMMU not in passthrough), the "
+     "network between nodes (a wrong interface, a firewall, RDMA not usable) or a fabric manager "
+     "that is not running — often while nvidia-smi topo -p2p still says OK.",
+     "Run `gpuvet diagnose` on each node (P2P, ACS and IOMMU checks) and `gpuvet bench` for the "
+     "P2P truth table; try the job with NCCL_P2P_DISABLE=1 (one node) or NCCL_IB_DISABLE=1 / "
+     "NCCL_SOCKET_IFNAME (several) to find the transport that fails, then fix that path.",
+     "symptom 4", kByDiagnoseOnly, A::kFixConfig},
+    {"collective-hang", "A distributed job hangs and no single rank stands out", "collectives",
+     kCritical, kConfirm, B::kNone,
+     "a watchdog timeout (or NCCL RAS errors) where every rank whose state is known sits inside "
+     "the same collective and none completed it, with no rank missing and no Xid on their GPUs; "
+     "warning: NCCL RAS reports different collective counts in one query (outlier ranks named)",
+     "Every rank is inside the collective and none finished it: the data stopped moving after "
+     "the job had worked, which points at the network or NVLink fabric, or at a GPU that hung "
+     "without an error in these inputs. One NCCL RAS query with different counts can also be a "
+     "collective still in flight.",
+     "Gather what is missing: every rank's log, the flight-recorder dumps "
+     "(TORCH_NCCL_DUMP_ON_TIMEOUT=1), `ncclras` twice a few seconds apart while the job hangs, "
+     "and the kernel log of every node; check the fabric (nvidia-smi nvlink -s, the NICs' error "
+     "counters) and run `gpuvet culprit` again on all of it.",
+     "symptom 4", kByDiagnoseOnly, A::kWatch},
 };
 
 inline constexpr SymptomPattern kSymptoms[] = {
@@ -597,7 +651,9 @@ inline constexpr SymptomRule kSymptomRules[] = {
     {"one-busy-one-idle",
      {"gpu-idle-while-peer-busy", "gpu-shared-by-processes", "memory-imbalance"}},
     {"degrades-over-time", {"clocks-degrade-over-time", "thermal-throttle", "power-throttle"}},
-    {"hangs-nccl-timeout", {"nccl-error"}},
+    {"hangs-nccl-timeout",
+     {"nccl-error", "collective-hang-culprit", "collective-hang-frozen-process",
+      "collective-hang-transport", "collective-hang"}},
     {"oom-despite-more-gpus", {"memory-near-full"}},
     {"throughput-up-p99-worse", {"tail-latency-amplified"}},
     {"servers-differ",

@@ -126,6 +126,7 @@ Diagnosis diagnose(const Facts& facts, const DiagnoseOptions& options) {
   rules::check_topology(c, e);
   rules::check_host(c, e);
   rules::check_mapping(c, e);
+  rules::check_collectives(c, e);
   rules::check_measurements(c, e);  // last: it looks at what the others found
 
   Diagnosis d;

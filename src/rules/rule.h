@@ -86,10 +86,10 @@ Finding& measure(Finding& f, std::string quantity, std::string unit, double obse
 
 // ---- rule groups
 
-void check_inventory(const Context& c, Emitter& e);     // gpu-missing, gpu-unresponsive,
-                                                        // heterogeneous-gpus, driver-slow
-void check_gpu_health(const Context& c, Emitter& e);    // thermal, power, clocks, ECC, Xid,
-                                                        // utilization-misleading, drift
+void check_inventory(const Context& c, Emitter& e);   // gpu-missing, gpu-unresponsive,
+                                                      // heterogeneous-gpus, driver-slow
+void check_gpu_health(const Context& c, Emitter& e);  // thermal, power, clocks, ECC, Xid,
+                                                      // utilization-misleading, drift
 // Over a time series (rules_time.cc), from check_gpu_health: drift, a GPU lagging its peers,
 // thermal margin, late clock limits, counters rising.
 void check_over_time(const Context& c, Emitter& e);
@@ -99,5 +99,8 @@ void check_host(const Context& c, Emitter& e);          // cpu-saturated, io-bou
                                                         // network-saturated
 void check_mapping(const Context& c, Emitter& e);       // processes, memory, NUMA binding
 void check_measurements(const Context& c, Emitter& e);  // bandwidth, scaling, tail latency
+// A distributed job's hang (rules_hang.cc): collective-hang-culprit, -frozen-process,
+// -transport, collective-hang, from analyse_hang().
+void check_collectives(const Context& c, Emitter& e);
 
 }  // namespace gpuvet::rules
