@@ -658,8 +658,9 @@ LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o
     std::string evidence =
         fmt::format("job {} on GPU{} {} after {} s, first of {} job(s){}", jr.plan.rank,
                     jr.plan.gpu, describe_end(jr), hw::format_number(jr.end_s - jr.start_s, 1), n,
-                    report.stop_reason.empty() ? "; the others were left running (--keep-going)"
-                                               : "; gpuvet stopped the others");
+                    n == 1                       ? ""
+                    : report.stop_reason.empty() ? "; the others were left running (--keep-going)"
+                                                 : "; gpuvet stopped the others");
     if (!jr.log_tail.empty()) evidence += "; last log line: " + jr.log_tail.back();
     report.findings.push_back(
         finding("launch-job-failed", Severity::kCritical,

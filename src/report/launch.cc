@@ -87,7 +87,8 @@ std::string render_launch_text(const LaunchReport& r, const LaunchOptions& o) {
       for (const auto& l : j.log_tail) out << "    " << l << "\n";
     }
   }
-  if (!r.stop_reason.empty()) out << "stopped every job: " << r.stop_reason << "\n";
+  if (!r.stop_reason.empty() && r.jobs.size() > 1)
+    out << "stopped every job: " << r.stop_reason << "\n";
   if (!r.findings.empty()) out << "\n";
   // One block per finding id (worst first): its instances, then its decision once.
   std::vector<std::string> ids;
