@@ -47,6 +47,7 @@ struct LaunchOptions {
   // How long to look for each job's processes on the GPUs through NVML (0: do not look).
   double check_timeout_s = 60;
   double sample_interval_s = 1;  // the GPU clock/temperature series over the run (0: none)
+  bool live = false;             // --watch: a progress line per sampled interval (each job's GPU)
   bool use_cgroup = true;        // false: process groups and the subreaper sweep only
   std::string throughput_regex;  // its first group (a number) on job log lines, per job
   // Checkpoint slots for `gpuvet ckpt-slot` inside the jobs: GPUVET_CKPT_SLOTS=K and

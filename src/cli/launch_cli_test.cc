@@ -18,6 +18,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -192,6 +193,25 @@ void expect_group_stopped_fast(const json& doc, int failed_rank) {
     EXPECT_TRUE(j["stopped_by_gpuvet"]) << j.dump();
     EXPECT_LT(j["end_s"].get<double>() - failed_at, 2.0) << j.dump();
   }
+}
+
+TEST_F(LaunchCli, WatchPrintsEachJobsGpuIntervalByInterval) {
+  // Bug caught: --watch silent, or a job's line showing another job's GPU.
+  std::vector<std::string> a = argv(
+      {"--per-gpu", "--watch", "--sample-interval", "0.2", "--check-timeout", "0", "--gpus", "1,2"},
+      {{"NO_GRANDCHILD", "1"}, {"SLEEP", "1.5"}});
+  std::erase(a, std::string("-q"));
+  auto r = run(a);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int lines = 0;
+  std::istringstream err(r.err);
+  for (std::string line; std::getline(err, line);) {
+    if (line.find(" | job0 GPU1 ") == std::string::npos) continue;
+    ++lines;
+    EXPECT_NE(line.find(" | job1 GPU2 "), std::string::npos) << line;
+    EXPECT_NE(line.find(" MHz "), std::string::npos) << line;
+  }
+  EXPECT_GE(lines, 3) << r.err;
 }
 
 TEST_F(LaunchCli, OneJobExitingThreeStopsTheWholeTreeAtOnceAndGpuvetExitsThree) {

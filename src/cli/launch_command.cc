@@ -64,6 +64,9 @@ std::function<Outcome()> setup_launch(CLI::App& app) {
   app.add_option("--ckpt-dir", o->ckpt_dir, "Directory of the checkpoint slot lock files");
   app.add_flag("--no-cgroup", *no_cgroup,
                "Track jobs by process group only, even where a cgroup v2 leaf could be made");
+  app.add_flag("--watch", o->live,
+               "While the jobs run, a line per --sample-interval on stderr: each job's GPU "
+               "clock, temperature, power and clock-event reasons");
   app.add_flag("--json", *json, "Print the gpuvet.launch/1 document (docs/launch.md)");
   app.add_flag("-q,--quiet", *quiet, "No progress lines on stderr");
   app.add_option("command", o->command,

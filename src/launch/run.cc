@@ -429,6 +429,7 @@ LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o
   }
 
   // Wait.
+  std::size_t live_seen = 0;
   bool stopping = false, killed = false;
   SteadyClock::time_point kill_at{};
   std::set<std::pair<std::size_t, int>> mismatches_seen;
@@ -532,6 +533,30 @@ LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o
       kill_at = SteadyClock::now() + std::chrono::seconds(5);  // how long SIGKILL may take
     } else if (killed && SteadyClock::now() >= kill_at) {
       break;  // what is still there is reported as left over
+    }
+
+    // --watch: one line per sampled interval, every job's GPU on it.
+    if (o.live && sampler) {
+      auto fresh = sampler->samples_since(live_seen);
+      live_seen += fresh.size();
+      std::map<double, std::vector<const GpuSample*>> by_time;
+      for (const auto& sample : fresh) by_time[sample.t_s].push_back(&sample);
+      for (const auto& [t, at] : by_time) {
+        std::string line = fmt::format("{:>6.1f} s", t + sampler_t0);
+        for (std::size_t k = 0; k < n; ++k)
+          for (const GpuSample* g : at) {
+            if (g->gpu != plan[k].gpu) continue;
+            line += fmt::format(" | job{} GPU{} {} MHz {} C {} W", plan[k].rank, g->gpu,
+                                g->sm_mhz ? std::to_string(*g->sm_mhz) : "?",
+                                g->gpu_c ? std::to_string(*g->gpu_c) : "?",
+                                g->power_w ? hw::format_number(*g->power_w, 0) : "?");
+            if (g->clock_event_mask)
+              for (const auto& r : clock_event_names(*g->clock_event_mask))
+                if (r != "idle" && r != "gpu_idle") line += " " + r;
+            if (ended[k]) line += " (ended)";
+          }
+        say(line);
+      }
     }
 
     pollfd pfd{sfd, POLLIN, 0};
