@@ -45,6 +45,19 @@ struct GateOptions {
   ExitStyle exit_style = ExitStyle::kGpuvet;
 };
 
+// The [gate] table of gpuvet's configuration file (/etc/gpuvet/gpuvet.toml): what a node's
+// health check uses when its command line does not say (the flags win). Keys: baseline (a
+// path), profile (quick|full), exit_style (gpuvet|nagios|npd|slurm), fail_on
+// (warning|critical). Unknown keys and bad values are errors; a file without [gate] is empty.
+struct GateConfig {
+  std::optional<std::string> baseline;
+  std::optional<std::string> profile;
+  std::optional<std::string> exit_style;
+  std::optional<std::string> fail_on;
+};
+Result<GateConfig> parse_gate_config(std::string_view toml_text, const std::string& origin);
+Result<GateConfig> load_gate_config(const std::string& path);
+
 struct GateReport {
   std::string baseline_path;
   std::string baseline_digest;

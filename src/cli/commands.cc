@@ -88,6 +88,17 @@ std::string config_template_toml() {
       kDefaultConfig);
   for (const auto& t : describe_thresholds(Thresholds{}))
     out += fmt::format("# {}\n# {} = {}\n", t.description, t.name, t.value);
+  out +=
+      "\n# What `gpuvet gate` uses when its command line does not say (the flags win).\n"
+      "[gate]\n"
+      "# The server model's baseline (gpuvet baseline capture -o FILE writes one)\n"
+      "# baseline = \"/etc/gpuvet/baseline.toml\"\n"
+      "# quick: facts only, seconds; full: also the bandwidth floors through the bench\n"
+      "# profile = \"quick\"\n"
+      "# Exit codes for who runs it: gpuvet, nagios, npd (node-problem-detector), slurm\n"
+      "# exit_style = \"gpuvet\"\n"
+      "# The severity that fails the node: warning or critical\n"
+      "# fail_on = \"critical\"\n";
   return out;
 }
 

@@ -111,6 +111,34 @@ TEST(GateCli, ACapturedBaselinePassesAndAnEditedOneFailsUnderEveryExitStyle) {
   EXPECT_NE(xml.find("name=\"baseline GPU0-GPU1\""), std::string::npos) << xml;
 }
 
+TEST(GateCli, TheConfigurationFileGivesTheBaselineAndExitStyleAndTheFlagsWin) {
+  // Bugs caught: the [gate] table ignored (a node health check that needs every flag spelt
+  // out), or it overriding what the command line says.
+  Scratch s;
+  const std::string base = s.path("model.toml");
+  ASSERT_EQ(gpuvet({"baseline", "capture", "-o", base}).exit_code, 0);
+  const std::string edited = s.path("edited.toml");
+  write(edited,
+        replaced(replaced(slurp(base), "\"GPU0-GPU1\" = \"SYS\"", "\"GPU0-GPU1\" = \"PIX\""),
+                 "\"GPU0-GPU1\" = \"CNS\"", "\"GPU0-GPU1\" = \"OK\""));
+  const std::string config = s.path("gpuvet.toml");
+  write(config, "[thresholds]\nbusy_util_pct = 40\n\n[gate]\nbaseline = \"" + edited +
+                    "\"\nexit_style = \"slurm\"\n");
+  auto r = gpuvet({"gate", "--config", config});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;  // slurm style: 1 is a failed node
+  EXPECT_NE(r.out.find("GPU0-GPU1 path SYS (baseline PIX)"), std::string::npos) << r.out;
+  r = gpuvet({"gate", "--config", config, "--baseline", base, "--exit-style", "nagios"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;  // the flags win
+  // $GPUVET_CONFIG names it too; a bad value is unusable input.
+  write(s.path("bad.toml"), "[gate]\nexit_style = \"loud\"\n");
+  r = gpuvet({"gate", "--config", s.path("bad.toml"), "--baseline", base});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("exit_style"), std::string::npos) << r.err;
+  r = gpuvet({"gate"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("no baseline"), std::string::npos) << r.err;
+}
+
 TEST(GateCli, AnUnusableBaselineIsExit3OrNpdUnknownWithTheKeyNamed) {
   Scratch s;
   const std::string base = s.path("model.toml");

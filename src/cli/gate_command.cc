@@ -136,6 +136,7 @@ struct GateArgs {
   std::string junit;
   std::string drain;  // "slurm": act on the verdict through scontrol (src/sched)
   bool one_line = false;
+  std::string config;
 };
 
 }  // namespace
@@ -203,9 +204,14 @@ std::function<Outcome()> setup_baseline(CLI::App& app) {
 std::function<Outcome()> setup_gate(CLI::App& app) {
   auto args = std::make_shared<GateArgs>();
   add_live_options(app, args->live);
-  app.add_option("--baseline", args->baseline,
-                 "The server model's baseline file (gpuvet baseline capture writes one)")
-      ->required();
+  auto* baseline_opt =
+      app.add_option("--baseline", args->baseline,
+                     "The server model's baseline file (gpuvet baseline capture writes one; "
+                     "default: [gate] baseline of the configuration file)");
+  app.add_option("--config", args->config,
+                 "Configuration file: its [gate] table gives the defaults of --baseline, "
+                 "--profile, --exit-style and --fail-on, its [thresholds] the rules' "
+                 "(default: $GPUVET_CONFIG, else /etc/gpuvet/gpuvet.toml when present)");
   app.add_option("--profile", args->profile,
                  "quick: facts only, seconds (a health check, a prolog); full: also the "
                  "bandwidth floors through the bench")
@@ -227,7 +233,29 @@ std::function<Outcome()> setup_gate(CLI::App& app) {
                  "slurm: drain this node ($SLURMD_NODENAME) through scontrol when it fails, "
                  "resume it when it passes, only ever touching gpuvet's own drains")
       ->check(CLI::IsMember({"slurm"}));
-  return [args]() -> Outcome {
+  auto* profile_opt = app.get_option("--profile");
+  auto* style_opt = app.get_option("--exit-style");
+  auto* fail_opt = app.get_option("--fail-on");
+  return [args, baseline_opt, profile_opt, style_opt, fail_opt]() -> Outcome {
+    // The configuration file's [gate] table fills what the command line left out.
+    DiagnoseOptions dopt;
+    std::string config_error;
+    if (const std::string config = config_file(args->config); !config.empty()) {
+      auto gc = load_gate_config(config);
+      auto th = load_thresholds(config);
+      if (!gc.is_ok())
+        config_error = gc.status().message();
+      else if (!th.is_ok())
+        config_error = th.status().message();
+      else {
+        const GateConfig& g = gc.value();
+        if (!baseline_opt->count() && g.baseline) args->baseline = *g.baseline;
+        if (!profile_opt->count() && g.profile) args->profile = *g.profile;
+        if (!style_opt->count() && g.exit_style) args->exit_style = *g.exit_style;
+        if (!fail_opt->count() && g.fail_on) args->fail_on = *g.fail_on;
+        dopt.thresholds = th.value();
+      }
+    }
     auto style = parse_exit_style(args->exit_style);
     const ExitStyle exit_style = style.is_ok() ? style.value() : ExitStyle::kGpuvet;
     const bool line_only = args->one_line || exit_style == ExitStyle::kNpd;
@@ -245,6 +273,12 @@ std::function<Outcome()> setup_gate(CLI::App& app) {
       if (!name.is_ok()) return unusable(name.status().message(), false);
       slurm_node = name.value();
     }
+    if (!config_error.empty()) return unusable(config_error, false);
+    if (args->baseline.empty())
+      return unusable(
+          "no baseline: give --baseline FILE, or baseline = \"FILE\" in the [gate] table of "
+          "the configuration file",
+          false);
     auto baseline = read_baseline_file(args->baseline);
     if (!baseline.is_ok()) return unusable(baseline.status().message(), false);
     if (!args->bench.empty() && args->live.from.empty())
@@ -277,7 +311,6 @@ std::function<Outcome()> setup_gate(CLI::App& app) {
       facts.measurements.insert(facts.measurements.end(), measured.begin(), measured.end());
       for (const auto& n : report.notes) notes.push_back("bench: " + n);
     }
-    DiagnoseOptions dopt;
     dopt.now_unix = node.value().now_unix;
     dopt.now_uptime_s = facts.host.uptime_s;
     Diagnosis d = diagnose(facts, dopt);

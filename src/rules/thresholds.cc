@@ -110,10 +110,11 @@ Result<Thresholds> parse_thresholds(std::string_view toml_text, const std::strin
   }
   const toml::table& root = parsed.table();
   Thresholds t;
+  // The configuration file holds [thresholds] (read here) and [gate] (gate/gate_config.cc).
   for (const auto& [key, node] : root) {
-    if (key.str() != "thresholds")
-      return Status::invalid_input(
-          fmt::format("{}: unknown table or key '{}' (expected [thresholds])", origin, key.str()));
+    if (key.str() != "thresholds" && key.str() != "gate")
+      return Status::invalid_input(fmt::format(
+          "{}: unknown table or key '{}' (expected [thresholds] or [gate])", origin, key.str()));
   }
   const toml::table* table = root["thresholds"].as_table();
   if (!table) {
