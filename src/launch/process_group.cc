@@ -111,32 +111,32 @@ std::optional<ProcStat> read_proc_stat(pid_t pid) {
   return s;
 }
 
-namespace {
-
-template <typename Keep>
-std::vector<pid_t> scan_proc(Keep keep) {
-  std::vector<pid_t> out;
+ProcessTable ProcessTable::read() {
+  ProcessTable t;
   DIR* d = ::opendir("/proc");
-  if (!d) return out;
+  if (!d) return t;
   while (const dirent* e = ::readdir(d)) {
     auto pid = parse_int(e->d_name);
     if (!pid || *pid <= 0) continue;
     auto s = read_proc_stat(static_cast<pid_t>(*pid));
-    if (s && s->state != 'Z' && s->state != 'X' && keep(*s))
-      out.push_back(static_cast<pid_t>(*pid));
+    if (s && s->state != 'Z' && s->state != 'X') t.live_.emplace_back(static_cast<pid_t>(*pid), *s);
   }
   ::closedir(d);
+  return t;
+}
+
+std::vector<pid_t> ProcessTable::in_group(pid_t pgid) const {
+  std::vector<pid_t> out;
+  for (const auto& [pid, s] : live_)
+    if (s.pgrp == pgid) out.push_back(pid);
   return out;
 }
 
-}  // namespace
-
-std::vector<pid_t> group_members(pid_t pgid) {
-  return scan_proc([pgid](const ProcStat& s) { return s.pgrp == pgid; });
-}
-
-std::vector<pid_t> children_of(pid_t parent) {
-  return scan_proc([parent](const ProcStat& s) { return s.ppid == parent; });
+std::vector<pid_t> ProcessTable::children_of(pid_t parent) const {
+  std::vector<pid_t> out;
+  for (const auto& [pid, s] : live_)
+    if (s.ppid == parent) out.push_back(pid);
+  return out;
 }
 
 std::vector<pid_t> CgroupLeaves::members(int job) const {

@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpuvet::launch {
@@ -40,10 +41,6 @@ class CgroupLeaves {
   std::vector<int> fds_;
 };
 
-// Live (not zombie) processes whose process group is `pgid`, from /proc.
-std::vector<pid_t> group_members(pid_t pgid);
-// Live processes whose parent is `parent` (orphans the subreaper received), from /proc.
-std::vector<pid_t> children_of(pid_t parent);
 // /proc/PID/stat state letter and process group; empty when the process is gone.
 struct ProcStat {
   char state = '?';
@@ -51,5 +48,18 @@ struct ProcStat {
   pid_t pgrp = 0;
 };
 std::optional<ProcStat> read_proc_stat(pid_t pid);
+
+// One reading of /proc: every live (not zombie) process with its parent and group. A
+// supervisor asks several questions of one instant (each job's group, gpuvet's orphans) from
+// one scan, not one scan per question.
+class ProcessTable {
+ public:
+  static ProcessTable read();
+  std::vector<pid_t> in_group(pid_t pgid) const;       // process group `pgid`
+  std::vector<pid_t> children_of(pid_t parent) const;  // orphans the subreaper received
+
+ private:
+  std::vector<std::pair<pid_t, ProcStat>> live_;
+};
 
 }  // namespace gpuvet::launch

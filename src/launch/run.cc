@@ -433,21 +433,23 @@ LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o
   bool stopping = false, killed = false;
   SteadyClock::time_point kill_at{};
   std::set<std::pair<std::size_t, int>> mismatches_seen;
-  auto members = [&](std::size_t k) {
+  // A job's live processes: its cgroup leaf's, and its process group's in `procs`.
+  auto members = [&](std::size_t k, const launch::ProcessTable& procs) {
     std::vector<pid_t> m = cgroups ? cgroups->members(static_cast<int>(k)) : std::vector<pid_t>{};
     if (leaders[k] > 0)
-      for (pid_t p : launch::group_members(leaders[k]))
+      for (pid_t p : procs.in_group(leaders[k]))
         if (std::ranges::find(m, p) == m.end()) m.push_back(p);
     return m;
   };
   auto signal_all = [&](int sig) {
+    const auto procs = launch::ProcessTable::read();
     for (std::size_t k = 0; k < n; ++k) {
       if (leaders[k] <= 0) continue;
       if (sig == SIGKILL && cgroups) cgroups->kill_all(static_cast<int>(k));
-      for (pid_t p : members(k)) ::kill(p, sig);
+      for (pid_t p : members(k, procs)) ::kill(p, sig);
       ::kill(-leaders[k], sig);
     }
-    for (pid_t p : launch::children_of(self)) ::kill(p, sig);  // orphans that left their group
+    for (pid_t p : procs.children_of(self)) ::kill(p, sig);  // orphans that left their group
   };
   auto stop_group = [&](const std::string& why) {
     if (stopping) return;
@@ -462,8 +464,8 @@ LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o
   // Left behind by a job whose leader ended: SIGKILL now (a job that is over has nothing to
   // save), counted.
   std::vector<std::set<pid_t>> swept(n);
-  auto sweep_job = [&](std::size_t k) {
-    auto m = members(k);
+  auto sweep_job = [&](std::size_t k, const launch::ProcessTable& procs) {
+    auto m = members(k, procs);
     if (m.empty()) return;
     swept[k].insert(m.begin(), m.end());  // a process killed a moment ago may still be listed
     report.jobs[k].left_behind = static_cast<int>(swept[k].size());
@@ -490,7 +492,7 @@ LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o
             jr.start_error.size() || (jr.exit_code && *jr.exit_code != 0) || jr.signal;
         if (failed && !report.first_failure && !(jr.signal && stopping))
           report.first_failure = static_cast<int>(k);
-        if (!stopping) sweep_job(k);
+        if (!stopping) sweep_job(k, launch::ProcessTable::read());
         if (failed && !stopping && !o.keep_going)
           stop_group(
               fmt::format("job {} on GPU{} {}", jr.plan.rank, jr.plan.gpu, describe_end(jr)));
@@ -517,13 +519,15 @@ LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o
     const bool all_reaped = std::ranges::all_of(reaped, [](bool b) { return b; });
     if (all_reaped) {
       // The leaders are gone; what is left of their groups goes now.
+      const auto procs = launch::ProcessTable::read();
       bool any = false;
       for (std::size_t k = 0; k < n; ++k)
-        if (!members(k).empty()) any = true;
-      if (!any && launch::children_of(self).empty()) break;
+        if (!members(k, procs).empty()) any = true;
+      const auto orphans = procs.children_of(self);
+      if (!any && orphans.empty()) break;
       if (!stopping) {
-        for (std::size_t k = 0; k < n; ++k) sweep_job(k);
-        for (pid_t p : launch::children_of(self)) ::kill(p, SIGKILL);
+        for (std::size_t k = 0; k < n; ++k) sweep_job(k, procs);
+        for (pid_t p : orphans) ::kill(p, SIGKILL);
       }
     }
     if (stopping && !killed && SteadyClock::now() >= kill_at) {
@@ -578,9 +582,10 @@ LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o
   if (sampler) samples = sampler->stop();
 
   // Whatever is still alive now was not stopped.
+  const auto procs = launch::ProcessTable::read();
   for (std::size_t k = 0; k < n; ++k)
-    for (pid_t p : members(k)) report.leftover_pids.push_back(p);
-  for (pid_t p : launch::children_of(self))
+    for (pid_t p : members(k, procs)) report.leftover_pids.push_back(p);
+  for (pid_t p : procs.children_of(self))
     if (std::ranges::find(report.leftover_pids, p) == report.leftover_pids.end())
       report.leftover_pids.push_back(p);
   cgroups.reset();
