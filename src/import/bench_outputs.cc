@@ -213,7 +213,11 @@ std::string guess_collective(const PerfTable& t, std::optional<int> nranks) {
 }  // namespace
 
 int sniff_nccl_tests(std::string_view text) {
-  text = sniff_head(text);
+  text = first_lines(sniff_head(text), 4000);
+  // Each line below that counts names one of these: without them, no line-by-line search.
+  if (!contains(text, "nThread ") && !contains(text, "Avg bus bandwidth") &&
+      !contains(text, "algbw"))
+    return 0;
   int best = 0;
   int lines = 0;
   for_each_line(text, [&](std::string_view line) {
@@ -488,7 +492,10 @@ int sniff_nvbandwidth(std::string_view text) {
   std::size_t p = find(head, "Running ");
   if (p != npos && contains(head, "memcpy_") && contains(head, "(row)")) return 100;
   int best = 0;
-  for_each_line(head, [&](std::string_view line) {
+  // A matrix title counts only on a line naming one of these: without them, no line search.
+  const bool titled =
+      contains(head, "memcpy") || contains(head, "bandwidth") || contains(head, "latency");
+  for_each_line(titled ? head : std::string_view(), [&](std::string_view line) {
     auto t = parse_matrix_title(strip_quote(line));
     if (t &&
         (contains(line, "memcpy") || contains(line, "bandwidth") || contains(line, "latency"))) {

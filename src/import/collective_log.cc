@@ -389,6 +389,9 @@ std::size_t parse_collective_log(std::string_view text, std::vector<CollectiveRa
 }
 
 bool has_collective_progress_line(std::string_view text) {
+  // Both kinds of line name one of these: a text with neither needs no line-by-line search
+  // (every paste is sniffed by this, most of them large and not PyTorch logs).
+  if (!contains(text, "enqueued") && !contains(text, "ProcessGroupNCCL")) return false;
   text_scan::LineReader lines(text);
   for (std::string_view line; lines.next(line);) {
     line = line.substr(0, kMaxLine);

@@ -491,7 +491,8 @@ Status import_lscpu(std::string_view text, Facts& out) {
 // ================================================================== mpstat -P ALL
 
 int sniff_mpstat(std::string_view text) {
-  text = sniff_head(text);
+  text = first_lines(sniff_head(text), 4000);
+  if (!contains(text, "%idle")) return 0;  // the header below needs it: no line-by-line search
   int best = 0;
   int lines = 0;
   for_each_line(text, [&](std::string_view line) {
@@ -661,7 +662,8 @@ Status import_iostat(std::string_view text, Facts& out) {
 // ================================================================== sar -n DEV
 
 int sniff_sar_net_dev(std::string_view text) {
-  text = sniff_head(text);
+  text = first_lines(sniff_head(text), 4000);
+  if (!contains(text, "IFACE")) return 0;  // the header below needs it: no line-by-line search
   int lines = 0;
   int best = 0;
   for_each_line(text, [&](std::string_view line) {

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -34,6 +35,18 @@ inline std::string_view sniff_tail(std::string_view text) {
   return text.size() <= kSniffHeadBytes
              ? std::string_view{}
              : text.substr(std::max(kSniffHeadBytes, text.size() - kSniffTailBytes));
+}
+
+// The first `n` lines of `text`: the part a sniffer that reads at most n lines looks at, so
+// that a quick test of that part before its line loop reads no more than the loop would.
+inline std::string_view first_lines(std::string_view text, std::size_t n) {
+  std::size_t pos = 0;
+  for (std::size_t k = 0; k < n && pos < text.size(); ++k) {
+    const void* nl = std::memchr(text.data() + pos, '\n', text.size() - pos);
+    if (!nl) return text;
+    pos = static_cast<std::size_t>(static_cast<const char*>(nl) - text.data()) + 1;
+  }
+  return text.substr(0, pos);
 }
 
 // 0: not this format. 1..100: how sure (100: a signature line only this format has).

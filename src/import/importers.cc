@@ -40,11 +40,7 @@ Status import_kernel_log(std::string_view text, Facts& out) {
   KernelLogParseStats stats;
   parse_kernel_log(text, out.kernel_log, KernelLogParseOptions{}, &stats);
   // `uptime` pasted with the log ("uptime; dmesg | grep Xid"): the clock its stamps are read by.
-  text_scan::for_each_line(text, 4096, [&](std::string_view line) {
-    if (!line.empty() && line.front() != '[')
-      if (auto up = parse_uptime_line(line)) out.host.uptime_s = up;
-    return true;
-  });
+  if (stats.uptime_s) out.host.uptime_s = stats.uptime_s;
   if (stats.unparsed_xid_lines > 0)
     out.notes.push_back(std::to_string(stats.unparsed_xid_lines) +
                         " Xid line(s) could not be read (cut off or garbled)");

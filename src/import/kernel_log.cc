@@ -3,12 +3,15 @@
 #include <string.h>  // memmem, memchr
 
 #include <algorithm>
+#include <array>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <map>
 
 #include "core/util.h"
+#include "import/host_tools.h"
 
 namespace gpuvet::import {
 namespace {
@@ -503,6 +506,7 @@ struct State {
   std::string joined;  // text + continuations, only when there are continuations
   bool has_continuation = false;
   bool xid_found = false;
+  bool text_has_nvrm = false;  // "NVRM" in `text` (the record's first line)
 
   // PCIe AER and IOMMU faults, counted per (kind, device).
   std::size_t line_no = 0;
@@ -569,7 +573,8 @@ std::string join_escaped_lines(std::string_view text) {
 void finish_record(State& s) {
   if (!s.active) return;
   std::string_view full = s.has_continuation ? std::string_view(s.joined) : s.text;
-  if (contains(full, "fallen off the bus") && (s.xid_found || contains(full, "NVRM"))) {
+  const bool nvrm = s.has_continuation ? contains(full, "NVRM") : s.text_has_nvrm;
+  if ((s.xid_found || nvrm) && contains(full, "fallen off the bus")) {
     std::string entry = render_prefix(s);
     if (!entry.empty()) entry.push_back(' ');
     entry += contains(full, "\\x0a") ? join_escaped_lines(full) : std::string(full);
@@ -728,34 +733,91 @@ void flush_pending_drhd(State& s) {
                                     std::nullopt, p.stamp, p.message, s.options.boot_unix_time);
 }
 
-// Whether a line may hold what process_aer or process_iommu look for ("PCIe Bus Error:
-// severity=", "AER: ", ":    [", "DMAR:", "AMD-Vi: Event logged [", "IO_PAGE_FAULT"): one pass
-// over the line instead of six memmem calls on every line of a big log, most of which is
-// neither.
-bool may_be_aer_or_iommu(std::string_view t) {
-  auto at = [&](std::size_t i, std::string_view w) { return t.compare(i, w.size(), w) == 0; };
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    switch (t[i]) {
-      case 'P':
-        if (at(i, "PCIe Bus Error: severity=")) return true;
-        break;
-      case 'A':
-        if (at(i, "AER: ") || at(i, "AMD-Vi: Event logged [")) return true;
-        break;
-      case ':':
-        if (at(i, ":    [")) return true;
-        break;
-      case 'D':
-        if (at(i, "DMAR:")) return true;
-        break;
-      case 'I':
-        if (at(i, "IO_PAGE_FAULT")) return true;
-        break;
-      default:
-        break;
-    }
+// What one line may hold, from a single pass over it: most lines of a big log hold none of
+// these and leave after that pass, instead of after one memmem per matcher.
+struct LineHints {
+  bool xid = false;           // "Xid (": an Xid event, or a cut-off one
+  bool gpu_at = false;        // "GPU at PCI:": the driver naming a GPU's UUID
+  bool nvrm = false;          // "NVRM": the NVIDIA driver's own line, never an AER or IOMMU one
+  bool aer_or_iommu = false;  // what process_aer or process_iommu look for
+};
+
+// The first bytes of the words LineHints looks for.
+constexpr std::array<bool, 256> kHintStarts = [] {
+  std::array<bool, 256> t{};
+  for (unsigned char c : std::string_view("XGNPA:DI")) t[c] = true;
+  return t;
+}();
+
+template <std::size_t N>
+bool word_at(std::string_view t, std::size_t i, const char (&w)[N]) {
+  return t.size() - i >= N - 1 && std::memcmp(t.data() + i, w, N - 1) == 0;
+}
+
+// Whether one of the 8 bytes of `x` lies in ':'..'Z' (0x3a..0x5a), where every word of
+// LineHints starts: lowercase text, digits, spaces and brackets, most of a log, are skipped 8
+// bytes at a time. Per byte, the low 7 bits plus 0x46 reach the top bit when the byte is >=
+// 0x3a, plus 0x25 when it is >= 0x5b, and never carry into the next byte; bytes with the top
+// bit set (UTF-8) are none of these.
+bool may_hold_hint_start(std::uint64_t x) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ull;
+  const std::uint64_t low7 = x & (kOnes * 0x7f);
+  const std::uint64_t from_colon = low7 + kOnes * (0x80 - 0x3a);
+  const std::uint64_t past_z = low7 + kOnes * (0x80 - 0x5b);
+  return (from_colon & ~past_z & ~x & (kOnes * 0x80)) != 0;
+}
+
+// One byte of scan_line: the words of LineHints that start at t[i].
+void scan_byte(std::string_view t, std::size_t i, LineHints& h) {
+  if (!kHintStarts[static_cast<unsigned char>(t[i])]) return;
+  switch (t[i]) {
+    case 'X':
+      h.xid = h.xid || word_at(t, i, "Xid (");
+      break;
+    case 'G':
+      h.gpu_at = h.gpu_at || word_at(t, i, "GPU at PCI:");
+      break;
+    case 'N':
+      h.nvrm = h.nvrm || word_at(t, i, "NVRM");
+      break;
+    case 'P':
+      h.aer_or_iommu = h.aer_or_iommu || word_at(t, i, "PCIe Bus Error: severity=");
+      break;
+    case 'A':
+      h.aer_or_iommu =
+          h.aer_or_iommu || word_at(t, i, "AER: ") || word_at(t, i, "AMD-Vi: Event logged [");
+      break;
+    case ':':
+      h.aer_or_iommu = h.aer_or_iommu || word_at(t, i, ":    [");
+      break;
+    case 'D':
+      h.aer_or_iommu = h.aer_or_iommu || word_at(t, i, "DMAR:");
+      break;
+    case 'I':
+      h.aer_or_iommu = h.aer_or_iommu || word_at(t, i, "IO_PAGE_FAULT");
+      break;
+    default:
+      break;
   }
-  return false;
+}
+
+LineHints scan_line(std::string_view t) {
+  LineHints h;
+  std::size_t i = 0;
+  while (i < t.size()) {
+    std::size_t end = t.size();
+    if (end - i >= 8) {
+      std::uint64_t x;
+      std::memcpy(&x, t.data() + i, 8);
+      end = i + 8;
+      if (!may_hold_hint_start(x)) {
+        i = end;
+        continue;
+      }
+    }
+    for (; i < end; ++i) scan_byte(t, i, h);
+  }
+  return h;
 }
 
 // A PCIe AER line of the kernel's aer driver (drivers/pci/pcie/aer.c, 3.x to 6.x wordings).
@@ -927,13 +989,24 @@ void process_line(State& s, std::string_view line) {
   if (s.stats) ++s.stats->lines;
 
   // "-- Logs begin at Mon 2025-12-01 …" (journalctl): the year syslog stamps lack.
-  if (!s.syslog_year &&
+  if (!s.syslog_year && !line.empty() && line[0] == '-' &&
       (starts_with(line, "-- Logs begin at ") || starts_with(line, "-- Journal begins at "))) {
     std::size_t i = line.find(" at ") + 4;
     if (is_weekday_abbrev(line, i) && at(line, i + 3, ' ')) {
       std::size_t j = i + 4;
       if (auto y = read_fixed(line, j, 4); y && at(line, j, '-')) s.syslog_year = *y;
     }
+  }
+
+  // `uptime` pasted with the log (" 14:02:11 up 40 days, …", "up 3 hours"): the clock the
+  // stamps are read by. The first bytes rule out every other line before the parse.
+  if (s.stats) {
+    std::size_t i = 0;
+    skip_spaces(line, i);
+    const std::string_view t = line.substr(i);
+    const bool digit = !t.empty() && t[0] >= '0' && t[0] <= '9';
+    if (starts_with(t, "up ") || (digit && t.size() > 2 && t[2] == ':'))
+      if (auto up = parse_uptime_line(t)) s.stats->uptime_s = up;
   }
 
   ParsedLine pl = parse_line(line, s.syslog_year);
@@ -972,18 +1045,20 @@ void process_line(State& s, std::string_view line) {
     s.stamp = pl.stamp;
   }
 
-  if (s.stats && contains(text, "GPU at PCI:")) note_gpu_uuid(text, *s.stats);
+  const LineHints hints = scan_line(text);
+  if (!continuation) s.text_has_nvrm = hints.nvrm;
+  if (s.stats && hints.gpu_at) note_gpu_uuid(text, *s.stats);
 
   ++s.line_no;
   if (s.pending_aer && s.line_no - s.pending_aer->line_no > kAerPendingLines) flush_pending_aer(s);
   if (s.pending_drhd && s.line_no - s.pending_drhd->line_no > kAerPendingLines)
     flush_pending_drhd(s);
-  if (!continuation && may_be_aer_or_iommu(text) && !contains(text, "NVRM") &&
+  if (!continuation && hints.aer_or_iommu && !hints.nvrm &&
       (process_aer(s, text) || process_iommu(s, text)))
     return;
 
+  if (!hints.xid) return;
   std::size_t pos = find(text, "Xid (");
-  if (pos == npos) return;
   XidEvent ev = event_from_stamp(s.stamp, s.options.boot_unix_time);
   while (pos != npos) {
     if (parse_xid_at(text, pos + 5, ev)) {

@@ -44,6 +44,9 @@ struct KernelLogParseStats {
   std::size_t unparsed_xid_lines = 0;
   // From "NVRM: GPU at PCI:0000:9b:00: GPU-509665ad-…": normalised bus id → GPU UUID.
   std::map<std::string, std::string> gpu_uuid_by_bus_id;
+  // From an `uptime` line pasted with the log (the last one): seconds since boot, the clock
+  // the "[ 12345.678]" stamps are judged against.
+  std::optional<double> uptime_s;
 };
 
 // Also counts, per device and kind, the PCIe AER errors of the kernel's aer driver ("AER:

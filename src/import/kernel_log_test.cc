@@ -321,6 +321,34 @@ TEST(KernelLogParse, NotXidLinesAreNotEvents) {
             "GPU-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee");
 }
 
+// `uptime` pasted inside the log ("uptime; dmesg | grep -i xid") is read in the same pass, the
+// last reading winning; stamped lines and lines that only say "up" somewhere are not readings,
+// and the Xid after it is still an event.
+TEST(KernelLogParse, UptimeLinesInTheLogAreReadInTheSamePass) {
+  KernelLogParseStats stats;
+  KernelLog log = parse_with(
+      "up 3 days, 2 hours\n"
+      "[ 12.3] eth0: link up\n"
+      "Dec  1 10:00:00 host kernel: bond0 up 5 min after the switch\n"
+      "the service is up and running\n"
+      " 10:15:01 up 40 days,  3:02,  1 user,  load average: 0.10, 0.20, 0.30\n"
+      "[ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 79, pid=0, name=, GPU has fallen off the "
+      "bus.\n",
+      {}, &stats);
+  ASSERT_TRUE(stats.uptime_s);
+  EXPECT_EQ(*stats.uptime_s, 40 * 86400.0 + 3 * 3600 + 2 * 60);
+  ASSERT_EQ(log.xids.size(), 1u);
+  EXPECT_EQ(log.xids[0].code, 79);
+
+  KernelLogParseStats none;
+  parse_with(
+      "[ 12.3] eth0: link up\nDec  1 10:00:00 host kernel: bond0 up 5 min\nservice is up 3 "
+      "days\n2025-12-01T10:00:00 host kernel: up 4 min\n",
+      {}, &none);
+  EXPECT_FALSE(none.uptime_s);
+  EXPECT_EQ(none.lines, 4u);
+}
+
 TEST(KernelLogParse, TruncatedXidLinesAreCountedNotParsed) {
   KernelLogParseStats stats;
   KernelLog log = parse_with(
@@ -862,6 +890,34 @@ TEST(KernelLogIommu, AmdViIoPageFaultsWithTheDeviceInTheEventOrThePrefix) {
   EXPECT_EQ(a->driver, "nvidia");
   ASSERT_TRUE(record(log.iommu_faults, "io-page-fault", "0000:42:00.0"));
   ASSERT_TRUE(record(log.iommu_faults, "invalid-device-request", "0000:42:00.0"));
+}
+
+// Each line is first scanned 8 bytes at a time for the few bytes the matchers' words start
+// with: every word must be found wherever it falls in those 8-byte steps, after lowercase
+// text, digits and UTF-8, and a line of only such filler must match nothing.
+TEST(KernelLogParse, EveryMatcherFindsItsWordAtEveryOffset) {
+  for (std::size_t pad = 0; pad <= 17; ++pad) {
+    const std::string filler = std::string(pad, 'a').replace(0, pad > 3 ? 3 : 0, "\xc3\xa9z");
+    SCOPED_TRACE("pad " + std::to_string(pad));
+    KernelLogParseStats stats;
+    const KernelLog log = parse_with(
+        "[ 1.0] " + filler + "NVRM: Xid (PCI:0000:3b:00): 79, pid=0, name=, fallen off the bus\n" +
+            "[ 2.0] " + filler + "NVRM: GPU at PCI:0000:3b:00: GPU-aaaaaaaa-bbbb-cccc-dddd-" +
+            "eeeeeeeeeeee\n" + "[ 3.0] " + filler +
+            "pcieport 0000:00:03.0: AER: Corrected error received: 0000:19:00.0\n" + "[ 4.0] " +
+            filler + "DMAR: [DMA Read NO_PASID] Request device [17:00.0] fault addr 0x0 [fault " +
+            "reason 0x06] PTE Read access is not set\n" + "[ 5.0] " + filler +
+            "nvidia 0000:41:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x0 address=0x0 " +
+            "flags=0x0]\n" + "[ 6.0] " + filler + "abcdefghijklmnopqrstuvwxyz 0123456789 xid\n",
+        {}, &stats);
+    ASSERT_EQ(log.xids.size(), 1u);
+    EXPECT_EQ(log.xids[0].code, 79);
+    EXPECT_EQ(log.fallen_off_bus.size(), 1u);
+    EXPECT_EQ(stats.gpu_uuid_by_bus_id.count("0000:3b:00.0"), 1u);
+    EXPECT_TRUE(record(log.pcie_aer, "corrected", "0000:19:00.0"));
+    EXPECT_EQ(log.iommu_faults.size(), 2u);
+    EXPECT_EQ(stats.unparsed_xid_lines, 0u);
+  }
 }
 
 TEST(KernelLogAer, AStormStaysOneRecordAndGarbageIsSafe) {

@@ -307,7 +307,8 @@ bool is_grep_separator(std::string_view s) { return s == "--"; }
 // "user@host:~$ …", "[root@node ~]# …". A "Key : value" line is never one.
 bool is_command_line(std::string_view line) {
   // The cheap tests first: every line of a -q goes through here.
-  bool prompt = starts_with(line, "$ ") || starts_with(line, "# ") || starts_with(line, "> ");
+  bool prompt =
+      line.size() >= 2 && line[1] == ' ' && (line[0] == '$' || line[0] == '#' || line[0] == '>');
   if (!prompt) {
     const auto at = line.substr(0, 65).find('@');
     if (at == std::string_view::npos) return false;

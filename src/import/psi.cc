@@ -116,7 +116,10 @@ std::optional<PsiFile> parse_psi_file(std::string_view text) {
 }
 
 int sniff_psi(std::string_view text) {
-  text = sniff_head(text);
+  text = first_lines(sniff_head(text), 2000);
+  // Every PSI line has an "avg10=", "avg60=" or "avg300=": without one, no line to read.
+  if (!contains(text, "avg10=") && !contains(text, "avg60=") && !contains(text, "avg300="))
+    return 0;
   int psi_lines = 0;
   int other = 0;
   bool named = false;
