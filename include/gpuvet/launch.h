@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -61,6 +62,9 @@ struct LaunchOptions {
 struct LaunchHost {
   std::vector<int> cpus;
   std::vector<int> mems;
+  // Its memory policy (get_mempolicy), written as numa_maps writes one: "default", "local",
+  // "bind:1", "prefer:0", "interleave:0-1"; empty when it could not be read.
+  std::string mem_policy;
   static LaunchHost of_this_process();
 };
 
@@ -132,6 +136,63 @@ struct LaunchReport {
 LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& options,
                         const std::optional<std::string>& nvml_library,
                         const std::function<void(const std::string&)>& progress = {});
+
+// `gpuvet launch --in-task -- CMD`: inside one task that a scheduler placed (srun, mpirun,
+// torchrun), check that task's GPU and binding, then let CMD replace gpuvet (exec), so the
+// scheduler's signals, exit code and accounting are the command's own.
+//
+// Who the task is, from the launcher's environment: Slurm (SLURM_PROCID, SLURM_LOCALID,
+// SLURM_NTASKS, SLURM_STEP_TASKS_PER_NODE with SLURM_NODEID), Open MPI
+// (OMPI_COMM_WORLD_RANK, _LOCAL_RANK, _SIZE, _LOCAL_SIZE), or torchrun and the like (RANK,
+// LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE), the first found; and CUDA_VISIBLE_DEVICES.
+struct TaskIdentity {
+  std::string launcher;  // "slurm", "openmpi", "torchrun", "" (none found)
+  std::optional<int> rank, local_rank, world, local_world;
+  std::optional<std::string> visible_devices;  // CUDA_VISIBLE_DEVICES as given; unset: empty
+  std::optional<std::string> device_order;     // CUDA_DEVICE_ORDER
+  // `getenv` answers for one variable (nullptr when unset); bad numbers are left empty.
+  static TaskIdentity from_environment(const std::function<const char*(const char*)>& getenv);
+};
+
+struct TaskOptions {
+  std::vector<std::string> command;
+  bool bind =
+      false;  // bind the task to its GPU's node before exec: CPUs per `cpu`, memory per `mem`
+  CpuBind cpu = CpuBind::kNode;
+  MemBind mem = MemBind::kBind;
+  bool strict = false;  // a binding that is not on the GPU's node: do not exec (exit 2)
+};
+
+struct TaskCheck {
+  TaskIdentity task;
+  std::vector<int> visible;       // GPU indices the task may use, in CUDA_VISIBLE_DEVICES order
+  std::optional<int> gpu;         // the one it is taken to use (its only one, or its local rank's)
+  std::vector<int> target_nodes;  // the NUMA node(s) its CPUs and memory belong on
+  std::vector<int> target_cpus;   // their CPUs
+  std::map<int, std::vector<int>> node_cpus;  // every NUMA node's CPUs, from the facts
+  LaunchHost before;                          // the task as the scheduler placed it
+  std::optional<LaunchHost> after;            // after --bind
+  std::vector<std::string> bind_errors;
+  std::vector<std::pair<std::string, std::string>> env;  // set for the command (GPUVET_*, …)
+  std::vector<std::string> argv;                         // argv[0] resolved on PATH
+  std::vector<Finding> findings;                         // launch-binding-mismatch, …
+  std::vector<std::string> notes;
+  int exit_code = 0;  // 2 when --strict refuses to run the command, else 0 (exec)
+};
+
+// Which GPU(s) the task has and where it belongs, from the facts of this node and the task's
+// environment; nothing is changed. Bad input (no command, a command not found, a task given no
+// GPU, a CUDA_VISIBLE_DEVICES entry that is no GPU of this node) is an error.
+Result<TaskCheck> plan_task(const Facts& facts, const TaskIdentity& task, const LaunchHost& host,
+                            const TaskOptions& options);
+// With options.bind: binds this process (sched_setaffinity, set_mempolicy) and reads it back
+// into check.after. Then judges the binding (check.findings, check.exit_code).
+void bind_and_judge_task(TaskCheck& check, const TaskOptions& options);
+// Judges check.after (else check.before) against the target; fills findings and exit_code.
+void judge_task(TaskCheck& check, const TaskOptions& options);
+// Replaces this process with the command (environment: ours plus check.env). Returns only on
+// failure, with the reason.
+std::string exec_task(const TaskCheck& check);
 
 // `gpuvet ckpt-slot`: takes one of `slots` lock files in `dir` (flock, released by the kernel
 // when the holder dies), runs `command` while holding it, returns its exit code (128+signal).

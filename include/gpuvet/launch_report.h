@@ -19,4 +19,10 @@ std::string render_launch_text(const LaunchReport& report, const LaunchOptions& 
 std::string launch_to_json(const LaunchReport& report, const LaunchOptions& options,
                            const Facts& facts, int indent = 2);
 
+// `gpuvet launch --in-task`: the lines it prints on stderr before the command replaces it
+// (who the task is, its GPU and node, its placement, notes, findings), and the
+// gpuvet.launch-task/1 document of --report.
+std::string render_task_text(const TaskCheck& check, const Facts& facts);
+std::string task_to_json(const TaskCheck& check, const Facts& facts, int indent = 2);
+
 }  // namespace gpuvet

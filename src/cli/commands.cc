@@ -453,7 +453,8 @@ const std::vector<Command>& commands() {
       {"launch",
        "launch --per-gpu -- CMD: one job per GPU (CUDA_VISIBLE_DEVICES=<UUID>), bound to its "
        "GPU's NUMA node (CPUs and memory), checked through NVML, stopped as a group when one "
-       "fails; the first failure's exit code",
+       "fails; the first failure's exit code. launch --in-task -- CMD: inside each task srun or "
+       "mpirun started, check its GPU and binding, then run CMD in gpuvet's place",
        setup_launch},
       {"ckpt-slot",
        "ckpt-slot --max K -- CMD: run CMD holding one of K checkpoint slots, so at most K jobs "

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -46,6 +47,9 @@ out="$OUT/job$1.txt"
   echo "arg=$2"
   echo "cpus=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)"
   echo "mem=$(head -1 /proc/self/numa_maps | cut -d' ' -f2)"
+  echo "ppid=$PPID"
+  echo "gpu_uuid=$GPUVET_GPU_UUID"
+  echo "numa=$GPUVET_NUMA_NODE"
 } > "$out.tmp" && mv "$out.tmp" "$out"
 gpu="$CUDA_VISIBLE_DEVICES"
 [ "$1" = "${WRONG_RANK:-x}" ] && gpu="$WRONG_GPU_UUID"
@@ -355,6 +359,112 @@ TEST_F(LaunchCli, BadInputIsExitThreeAndStartsNothing) {
   refused(argv({"--per-gpu"}, {}, false), "no command");
   // --strict on a node whose node-1 memory this machine lacks: refused, not half-bound.
   refused(argv({"--per-gpu", "--strict"}), "cannot be bound");
+}
+
+// --in-task: what srun (or mpirun) leaves in the environment of one task: rank 2, alone on its
+// node, given GPU0 (node 0 of the fixture: this machine's CPU 0).
+std::map<std::string, std::string> slurm_task_env(const std::string& visible) {
+  return {{"SLURM_PROCID", "2"},  {"SLURM_LOCALID", "0"}, {"SLURM_STEP_ID", "0"},
+          {"SLURM_NTASKS", "4"},  {"SLURM_NODEID", "2"},  {"SLURM_STEP_TASKS_PER_NODE", "1(x4)"},
+          {"NO_GRANDCHILD", "1"}, {"SLEEP", "0"},         {"CUDA_VISIBLE_DEVICES", visible}};
+}
+constexpr const char* kGpu0 = "GPU-5d3f6a8e-21c4-4b7e-9f0a-6c1e2d3b4a50";
+constexpr const char* kGpu2 = "GPU-5d3f6a8e-21c4-4b7e-9f0a-6c1e2d3b4a52";
+
+// `taskset -c CPU` in front: the placement a scheduler would have given the task; without -q,
+// so that the lines a task prints when all is well are seen too.
+std::vector<std::string> on_cpu(const std::string& cpu, std::vector<std::string> a) {
+  a.insert(a.begin(), {"taskset", "-c", cpu});
+  a.erase(std::find(a.begin(), a.end(), "-q"));
+  return a;
+}
+
+TEST_F(LaunchCli, InTaskChecksTheTasksPlacementThenBecomesTheCommand) {
+  // Bugs caught: the command run as a child (srun's signals and accounting then reach gpuvet,
+  // not the job), the GPU judged by its index, a misplaced task passed in silence.
+  auto r = run(on_cpu("1", argv({"--in-task"}, slurm_task_env(kGpu0))));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto rec = job_record(2);
+  ASSERT_FALSE(rec.empty()) << r.err;
+  EXPECT_EQ(rec.at("ppid"), std::to_string(::getpid()));  // exec'd: the test is its parent
+  EXPECT_EQ(rec.at("uuid"), kGpu0);                       // CUDA_VISIBLE_DEVICES untouched
+  EXPECT_EQ(rec.at("gpu_uuid"), kGpu0);
+  EXPECT_EQ(rec.at("numa"), "0");
+  EXPECT_EQ(rec.at("arg"), "0:0");  // {gpu}:{numa}
+  EXPECT_EQ(rec.at("cpus"), "1");   // checked, not changed
+  EXPECT_NE(r.err.find("task 2 (local 0 of 1), slurm: GPU0 " + std::string(kGpu0)),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("warning launch-binding-mismatch: task 2 (local 0) on GPU0: none of its "
+                       "CPUs (1 on node 1) is on its GPU's node 0 (CPUs 0)"),
+            std::string::npos)
+      << r.err;
+
+  // The same task placed on CPU 0 is right, and says so.
+  fs::remove(dir_ / "out/job2.txt");
+  auto ok = run(on_cpu("0", argv({"--in-task"}, slurm_task_env(kGpu0))));
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(ok.err.find("warning"), std::string::npos) << ok.err;
+  EXPECT_NE(ok.err.find("binding on the GPU's node: ok"), std::string::npos) << ok.err;
+  EXPECT_EQ(job_record(2).at("cpus"), "0");
+}
+
+TEST_F(LaunchCli, InTaskStrictRefusesAMisplacedTaskAndBindMovesIt) {
+  // Bugs caught: --strict that warns and runs anyway; --bind that binds to the GPU's index.
+  auto strict = run(on_cpu("1", argv({"--in-task", "--strict"}, slurm_task_env(kGpu0))));
+  EXPECT_EQ(strict.exit_code, 2) << strict.err;
+  EXPECT_NE(strict.err.find("not started (exit 2)"), std::string::npos) << strict.err;
+  EXPECT_FALSE(fs::exists(dir_ / "out/job2.txt"));
+
+  const std::string report = (dir_ / "out/task{rank}.json").string();
+  auto bound = run(on_cpu(
+      "1", argv({"--in-task", "--bind", "--strict", "--report", report}, slurm_task_env(kGpu0))));
+  EXPECT_EQ(bound.exit_code, 0) << bound.err;
+  auto rec = job_record(2);
+  ASSERT_FALSE(rec.empty()) << bound.err;
+  EXPECT_EQ(rec.at("cpus"), "0");
+  EXPECT_EQ(rec.at("mem"), "bind:0");
+  EXPECT_NE(bound.err.find("bound by gpuvet: CPUs 0, memory bind:0"), std::string::npos)
+      << bound.err;
+  std::ifstream f(dir_ / "out/task2.json");
+  const json doc = json::parse(f);
+  EXPECT_EQ(doc["schema"], "gpuvet.launch-task/1");
+  EXPECT_EQ(doc["gpu"], 0);
+  EXPECT_EQ(doc["placed"]["cpus"], "1");
+  EXPECT_EQ(doc["bound_by_gpuvet"]["cpus"], "0");
+  EXPECT_EQ(doc["findings"].size(), 0u);
+  EXPECT_EQ(doc["env"]["GPUVET_GPU_UUID"], kGpu0);
+
+  // GPU2 is on node 1, whose memory this machine lacks: the CPUs move, the memory cannot, and
+  // --strict refuses.
+  fs::remove(dir_ / "out/job2.txt");
+  auto partial = run(on_cpu("0", argv({"--in-task", "--bind", "--strict"}, slurm_task_env(kGpu2))));
+  EXPECT_EQ(partial.exit_code, 2) << partial.err;
+  EXPECT_NE(partial.err.find("memory of node 1 is not among the nodes it may use"),
+            std::string::npos)
+      << partial.err;
+  EXPECT_FALSE(fs::exists(dir_ / "out/job2.txt"));
+}
+
+TEST_F(LaunchCli, InTaskBadInputIsExitThreeAndRunsNothing) {
+  auto refused = [&](std::vector<std::string> a, const std::string& needle) {
+    auto r = run(a);
+    EXPECT_EQ(r.exit_code, 3) << needle << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "out/job2.txt")) << needle;
+  };
+  refused(argv({"--in-task"}, slurm_task_env("NoDevFiles")), "was given no GPU");
+  refused(argv({"--in-task"}, slurm_task_env("GPU-ffffffff")), "is no GPU of this node");
+  refused(argv({"--in-task"}, slurm_task_env("7")), "is no GPU of this node");
+  refused(argv({"--in-task", "--per-gpu"}, slurm_task_env(kGpu0)), "excludes");
+  refused(argv({"--in-task", "--log-dir", "/tmp"}, slurm_task_env(kGpu0)), "excludes");
+  refused(argv({"--per-gpu", "--bind"}, slurm_task_env(kGpu0)), "requires");
+  refused(argv({"--in-task", "--report", "/proc/gpuvet/r.json"}, slurm_task_env(kGpu0)),
+          "cannot write --report");
+  // Several GPUs and no local rank: {gpu} cannot be known.
+  auto several = slurm_task_env(std::string(kGpu0) + "," + kGpu2);
+  several.erase("SLURM_STEP_TASKS_PER_NODE");
+  refused(argv({"--in-task"}, several), "needs the task's GPU");
 }
 
 TEST(CkptSlotCli, AtMostKHoldersAtOnceAndEveryOneRuns) {

@@ -20,6 +20,7 @@
 #include "core/util.h"
 #include "gpuvet/launch.h"
 #include "hw/facts_query.h"
+#include "launch/command.h"
 
 namespace gpuvet {
 
@@ -51,6 +52,7 @@ LaunchHost LaunchHost::of_this_process() {
     if (!line.starts_with("Mems_allowed_list:")) continue;
     if (auto ids = parse_cpu_list(trim(std::string_view(line).substr(18)))) h.mems = *ids;
   }
+  h.mem_policy = read_mem_policy_of_this_process();
   return h;
 }
 
@@ -87,8 +89,10 @@ Result<const GpuFacts*> find_named_gpu(const Facts& facts, const std::string& wo
                   word, facts.gpus.empty() ? 0 : facts.gpus.size() - 1));
 }
 
+}  // namespace
+
 // The executable execve will run: argv[0] as a path, else searched on PATH like execvp.
-Result<std::string> resolve_command(const std::string& name) {
+Result<std::string> resolve_launch_command(const std::string& name) {
   auto usable = [](const fs::path& p) {
     std::error_code ec;
     return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
@@ -107,6 +111,8 @@ Result<std::string> resolve_command(const std::string& name) {
   return Status::invalid_input(
       fmt::format("launch: command '{}' not found on PATH: nothing started", name));
 }
+
+namespace {
 
 Status check_log_dir(const std::string& dir) {
   std::error_code ec;
@@ -205,7 +211,7 @@ Result<std::vector<JobPlan>> plan_launch(const Facts& facts, const LaunchOptions
     if (!seen.insert(g->index).second)
       return Status::invalid_input(fmt::format("--gpus names GPU{} twice", g->index));
 
-  auto exe = resolve_command(o.command.front());
+  auto exe = resolve_launch_command(o.command.front());
   if (!exe.is_ok()) return exe.status();
   if (!o.log_dir.empty())
     if (Status s = check_log_dir(o.log_dir); !s.is_ok()) return s;

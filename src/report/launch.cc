@@ -189,4 +189,91 @@ std::string launch_to_json(const LaunchReport& r, const LaunchOptions& o, const 
   return report::dump_document(doc, indent);
 }
 
+namespace {
+
+std::string host_text(const LaunchHost& h) {
+  return fmt::format("CPUs {}, memory {}", h.cpus.empty() ? "?" : format_cpu_list(h.cpus),
+                     h.mem_policy.empty() ? "?" : h.mem_policy);
+}
+
+json host_json(const LaunchHost& h) {
+  return {{"cpus", format_cpu_list(h.cpus)},
+          {"mems_allowed", format_cpu_list(h.mems)},
+          {"mem_policy", h.mem_policy.empty() ? json(nullptr) : json(h.mem_policy)}};
+}
+
+}  // namespace
+
+std::string render_task_text(const TaskCheck& c, const Facts& facts) {
+  const std::string p = "gpuvet launch --in-task: ";
+  std::string out = p;
+  const TaskIdentity& t = c.task;
+  out += t.rank ? fmt::format("task {}", *t.rank) : std::string("this task");
+  if (t.local_rank || t.local_world)
+    out += fmt::format(" (local {} of {})", t.local_rank ? std::to_string(*t.local_rank) : "?",
+                       t.local_world ? std::to_string(*t.local_world) : "?");
+  if (!t.launcher.empty()) out += ", " + t.launcher;
+  if (c.gpu) {
+    out += fmt::format(": GPU{}", *c.gpu);
+    for (const auto& g : facts.gpus)
+      if (g.index == *c.gpu) {
+        if (g.uuid) out += " " + *g.uuid;
+        if (g.pci_bus_id) out += " (" + *g.pci_bus_id + ")";
+      }
+  } else {
+    std::vector<std::string> names;
+    for (int g : c.visible) names.push_back(fmt::format("GPU{}", g));
+    out += fmt::format(": {}", fmt::join(names, ", "));
+  }
+  out += c.target_nodes.empty() ? ", NUMA node unknown"
+                                : fmt::format(", NUMA node {}", format_cpu_list(c.target_nodes));
+  out += fmt::format("; placed with {}", host_text(c.before));
+  out += "\n";
+  if (c.after) out += p + "bound by gpuvet: " + host_text(*c.after) + "\n";
+  for (const auto& n : c.notes) out += p + "note: " + n + "\n";
+  for (const auto& f : c.findings)
+    out += fmt::format("{}{} {}: {}\n", p, severity_name(f.severity), f.id, f.evidence);
+  if (c.findings.empty() && !c.target_cpus.empty()) out += p + "binding on the GPU's node: ok\n";
+  if (c.exit_code != 0)
+    out += fmt::format("{}--strict: {} not started (exit {})\n", p, c.argv.front(), c.exit_code);
+  return out;
+}
+
+std::string task_to_json(const TaskCheck& c, const Facts& facts, int indent) {
+  json doc;
+  doc["schema"] = "gpuvet.launch-task/1";
+  const TaskIdentity& t = c.task;
+  doc["task"] = {{"launcher", t.launcher.empty() ? json(nullptr) : json(t.launcher)},
+                 {"rank", opt(t.rank)},
+                 {"local_rank", opt(t.local_rank)},
+                 {"world", opt(t.world)},
+                 {"local_world", opt(t.local_world)},
+                 {"cuda_visible_devices", opt(t.visible_devices)}};
+  json visible = json::array();
+  for (int index : c.visible) {
+    json g = {{"gpu", index}, {"uuid", nullptr}, {"pci_bus_id", nullptr}};
+    for (const auto& gpu : facts.gpus)
+      if (gpu.index == index)
+        g = {{"gpu", index}, {"uuid", opt(gpu.uuid)}, {"pci_bus_id", opt(gpu.pci_bus_id)}};
+    visible.push_back(std::move(g));
+  }
+  doc["visible"] = std::move(visible);
+  doc["gpu"] = opt(c.gpu);
+  doc["numa_nodes"] = c.target_nodes;
+  doc["numa_cpus"] = c.target_cpus.empty() ? json(nullptr) : json(format_cpu_list(c.target_cpus));
+  doc["placed"] = host_json(c.before);
+  doc["bound_by_gpuvet"] = c.after ? host_json(*c.after) : json(nullptr);
+  doc["bind_errors"] = c.bind_errors;
+  json env = json::object();
+  for (const auto& [k, v] : c.env) env[k] = v;
+  doc["env"] = std::move(env);
+  doc["argv"] = c.argv;
+  json findings = json::array();
+  for (const auto& f : c.findings) findings.push_back(report::finding_json(f, facts));
+  doc["findings"] = std::move(findings);
+  doc["notes"] = c.notes;
+  doc["exit_code"] = c.exit_code;
+  return report::dump_document(doc, indent);
+}
+
 }  // namespace gpuvet

@@ -479,13 +479,15 @@ inline constexpr CatalogEntry kCatalog[] = {
      kWarning, kTopology, B::kCpu,
      "gpuvet launch: a job's CPU or memory binding could not be applied, or /proc shows another "
      "one than intended (Cpus_allowed_list, the memory policy in numa_maps), or its GPU's node "
-     "is unknown",
+     "is unknown; with --in-task, CPUs or a memory policy the scheduler gave a task that are "
+     "off its GPU's node",
      "The job's threads or memory may sit on the far socket: host↔device copies and data "
      "loading cross the CPU interconnect, the classic cause of one job running slower than its "
      "twin on the other GPU.",
      "Look at the evidence: a cpuset (container, Slurm step) that excludes the node's CPUs or "
      "memory needs widening; a GPU without NUMA node needs the BIOS/ACPI tables (SRAT) fixed "
-     "or the sysfs numa_node read; run with --strict to refuse to start unbound.",
+     "or the sysfs numa_node read; under srun, bind the tasks (--cpu-bind, --mem-bind=local) "
+     "or let `launch --in-task --bind` do it; run with --strict to refuse to start unbound.",
      "task 3, task 14", kByDiagnoseOnly, A::kFixConfig},
     {"launch-processes-left-behind", "A job left processes running after it ended", "launch",
      kWarning, kFramework, B::kMapping,
