@@ -10,12 +10,14 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -51,6 +53,25 @@ inline std::string read_file(const std::string& path) {
 // A project fixture: tests/fixtures/<rel>.
 inline std::string fixture(const std::string& rel) {
   return std::string(GPUVET_TEST_DATA) + "/fixtures/" + rel;
+}
+
+// The gpuvet program run with `args` (at most `timeout`). With `fake_scenario`, a file of
+// tests/scenarios/, live on the fake NVML of that scenario: `--nvml <fake> --no-kernel-log
+// --sample-window 0` follow the args (a test of an offline command passes none).
+inline CommandResult run_gpuvet(const std::vector<std::string>& args,
+                                const std::string& fake_scenario = "",
+                                std::chrono::seconds timeout = std::chrono::seconds(30)) {
+  std::vector<std::string> argv;
+  if (!fake_scenario.empty())
+    argv = {"env", "GPUVET_FAKE_NVML_SCENARIO=" + fixture("../scenarios/" + fake_scenario)};
+  argv.push_back(GPUVET_BINARY);
+  argv.insert(argv.end(), args.begin(), args.end());
+  if (!fake_scenario.empty())
+    for (const char* a : {"--nvml", GPUVET_FAKE_NVML, "--no-kernel-log", "--sample-window", "0"})
+      argv.push_back(a);
+  auto r = make_process_runner()->run(argv, timeout);
+  EXPECT_TRUE(r.is_ok()) << (r.is_ok() ? "" : r.status().message());
+  return r.is_ok() ? r.value() : CommandResult{};
 }
 
 inline std::string shared_root() { return GPUVET_SHARED_FIXTURES; }

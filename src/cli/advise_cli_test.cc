@@ -19,26 +19,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-CommandResult gpuvet(std::vector<std::string> args) {
-  std::vector<std::string> argv = {GPUVET_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
-  auto r = make_process_runner()->run(argv, std::chrono::seconds(30));
-  EXPECT_TRUE(r.is_ok());
-  return r.value();
-}
+CommandResult gpuvet(std::vector<std::string> args) { return gpuvet::testing::run_gpuvet(args); }
 
 // Live on the fake NVML (one H200, idle), as the gate tests run it.
 CommandResult gpuvet_fake_h200(std::vector<std::string> args) {
-  std::vector<std::string> argv = {"env",
-                                   "GPUVET_FAKE_NVML_SCENARIO=" + std::string(GPUVET_TEST_DATA) +
-                                       "/scenarios/h200-1gpu-idle.json",
-                                   GPUVET_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
-  for (const char* a : {"--nvml", GPUVET_FAKE_NVML, "--no-kernel-log", "--sample-window", "0"})
-    argv.push_back(a);
-  auto r = make_process_runner()->run(argv, std::chrono::seconds(30));
-  EXPECT_TRUE(r.is_ok());
-  return r.value();
+  return gpuvet::testing::run_gpuvet(args, "h200-1gpu-idle.json");
 }
 
 const std::vector<std::string> k13bOn2x4090 = {

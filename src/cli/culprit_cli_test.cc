@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "fixture_util.h"
 #include "gpuvet/env.h"
 
 namespace gpuvet {
@@ -21,13 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-CommandResult gpuvet(std::vector<std::string> args) {
-  std::vector<std::string> argv = {GPUVET_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
-  auto r = make_process_runner()->run(argv, std::chrono::seconds(30));
-  EXPECT_TRUE(r.is_ok());
-  return r.value();
-}
+CommandResult gpuvet(std::vector<std::string> args) { return gpuvet::testing::run_gpuvet(args); }
 
 std::string hang(const std::string& rel) {
   return std::string(GPUVET_TEST_DATA) + "/fixtures/hang/" + rel;

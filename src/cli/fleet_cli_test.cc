@@ -28,17 +28,8 @@ namespace {
 namespace fs = std::filesystem;
 
 CommandResult gpuvet(std::vector<std::string> args, bool fake_node = false) {
-  std::vector<std::string> argv = {"env",
-                                   "GPUVET_FAKE_NVML_SCENARIO=" + std::string(GPUVET_TEST_DATA) +
-                                       "/scenarios/2gpu-pcie-sys.json",
-                                   GPUVET_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
-  if (fake_node)
-    for (const char* a : {"--nvml", GPUVET_FAKE_NVML, "--no-kernel-log", "--sample-window", "0"})
-      argv.push_back(a);
-  auto r = make_process_runner()->run(argv, std::chrono::seconds(120));
-  EXPECT_TRUE(r.is_ok());
-  return r.value();
+  return gpuvet::testing::run_gpuvet(args, fake_node ? "2gpu-pcie-sys.json" : "",
+                                     std::chrono::seconds(120));
 }
 
 struct Dir {

@@ -20,16 +20,7 @@ namespace fs = std::filesystem;
 
 CommandResult gpuvet(std::vector<std::string> args,
                      const std::string& scenario = "2gpu-pcie-sys.json") {
-  std::vector<std::string> argv = {
-      "env",
-      "GPUVET_FAKE_NVML_SCENARIO=" + std::string(GPUVET_TEST_DATA) + "/scenarios/" + scenario,
-      GPUVET_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
-  for (const char* a : {"--nvml", GPUVET_FAKE_NVML, "--no-kernel-log", "--sample-window", "0"})
-    argv.push_back(a);
-  auto r = make_process_runner()->run(argv, std::chrono::seconds(30));
-  EXPECT_TRUE(r.is_ok());
-  return r.value();
+  return gpuvet::testing::run_gpuvet(args, scenario);
 }
 
 struct Scratch {

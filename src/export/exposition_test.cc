@@ -249,7 +249,9 @@ TEST(PromExposition, HelpAndTypeOncePerFamilyBeforeItsSamples) {
       ++type[name];
       EXPECT_EQ(name, current) << "TYPE without its HELP just before";
       EXPECT_THAT((std::vector<std::string>{"gauge", "counter"}), testing::Contains(kind));
-      if (kind == "counter") EXPECT_TRUE(name.ends_with("_total")) << name;
+      if (kind == "counter") {
+        EXPECT_TRUE(name.ends_with("_total")) << name;
+      }
       continue;
     }
     const std::string name = line.substr(0, line.find_first_of("{ "));
@@ -301,7 +303,9 @@ TEST(PromExposition, ClockEventReasonsOneSeriesPerReason) {
   for (const auto& s :
        named(parse_samples(render_prometheus(snapshot_from_facts(named_only, nullptr))),
              "gpuvet_gpu_clock_event_active"))
-    if (s.label("gpu") == "0") EXPECT_EQ(s.value, s.label("reason") == "hw_slowdown" ? "1" : "0");
+    if (s.label("gpu") == "0") {
+      EXPECT_EQ(s.value, s.label("reason") == "hw_slowdown" ? "1" : "0");
+    }
 }
 
 TEST(PromExposition, FindingsVerdictAndExitCode) {

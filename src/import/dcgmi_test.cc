@@ -94,7 +94,7 @@ TEST(DcgmiDiag, Level3MemoryFailureOnOneGpu) {
   EXPECT_NE(x->evidence.find("Hardware test \"GPU Memory\": Fail on GPU2"), std::string::npos)
       << x->evidence;
   EXPECT_EQ(std::count_if(d.findings.begin(), d.findings.end(),
-                          [](const Finding& f) { return f.id == "dcgm-diag-failed"; }),
+                          [](const Finding& one) { return one.id == "dcgm-diag-failed"; }),
             1);
 }
 

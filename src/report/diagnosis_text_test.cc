@@ -176,8 +176,9 @@ TEST(DiagnosisText, OneSummaryLinePerFindingIdWithCompactSubjects) {
     ASSERT_NE(entries[1].find(b), std::string::npos) << entries[1];
     EXPECT_EQ(display_width(entries[3].substr(0, entries[3].find(a))),
               display_width(entries[1].substr(0, entries[1].find(b))));
-    if (width == 160)
+    if (width == 160) {
       for (const auto& e : entries) EXPECT_LE(display_width(e), 160u);
+    }
   }
 }
 

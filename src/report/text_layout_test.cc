@@ -99,7 +99,9 @@ TEST(WrapText, KeepsEveryLineWithinTheWidth) {
     const auto ls = lines(wrapped);
     for (const auto& l : ls)
       EXPECT_LE(display_width(l), width) << "width " << width << "\n" << wrapped;
-    if (width < 100) EXPECT_GT(ls.size(), 1u) << wrapped;
+    if (width < 100) {
+      EXPECT_GT(ls.size(), 1u) << wrapped;
+    }
     for (std::size_t i = 1; i < ls.size(); ++i)
       EXPECT_EQ(ls[i].rfind("           ", 0), 0u) << ls[i];
   }

@@ -79,8 +79,9 @@ TEST(BusLossAge, UptimeDatesTheLineAndAnEarlierBootIsHistory) {
   // The Xid 79 of the same line is history too: the two findings agree.
   const Diagnosis d = diagnose(import::import_text(up40, "t.txt"));
   for (const auto& f : d.findings)
-    if (f.id == "xid-error" || f.id == "gpu-unresponsive")
+    if (f.id == "xid-error" || f.id == "gpu-unresponsive") {
       EXPECT_EQ(f.severity, Severity::kInfo) << f.id << ": " << f.evidence;
+    }
 
   const std::string up25 = " 10:15:01 up 25 min,  1 user,  load average: 0.10, 0.20, 0.30\n" + line;
   out = inventory(import::import_text(up25, "t.txt"), none);

@@ -392,7 +392,7 @@ std::string gpu_state_evidence(const View& v) {
 CoverageItem clocks(const View& v) {
   auto c = item("clocks-throttle", "clocks");
   c.evidence = gpu_state_evidence(v);
-  Tally t = per_responsive_gpu(v, [&](const GpuFacts& g, Tally& t) {
+  Tally t = per_responsive_gpu(v, [&](const GpuFacts& g, Tally& tally) {
     const bool clk = g.clocks.sm_mhz && g.clocks.sm_max_mhz;
     const bool load =
         g.utilization.gpu_pct || (g.power.draw_w && (g.power.limit_w || g.power.enforced_limit_w));
@@ -402,7 +402,7 @@ CoverageItem clocks(const View& v) {
     if (!load) missing.emplace_back("load unknown");
     const bool any = g.clocks.sm_mhz || g.clocks.sm_max_mhz || reasons_known(g) || g.pstate ||
                      g.utilization.gpu_pct;
-    t.add(g.index, missing.empty() ? Level::kFull : any ? Level::kSome : Level::kNone, missing);
+    tally.add(g.index, missing.empty() ? Level::kFull : any ? Level::kSome : Level::kNone, missing);
   });
   settle(c, t, "paste `nvidia-smi -q -d CLOCK,PERFORMANCE,UTILIZATION`");
   return c;
@@ -411,14 +411,14 @@ CoverageItem clocks(const View& v) {
 CoverageItem power(const View& v) {
   auto c = item("power", "power");
   c.evidence = gpu_state_evidence(v);
-  Tally t = per_responsive_gpu(v, [&](const GpuFacts& g, Tally& t) {
+  Tally t = per_responsive_gpu(v, [&](const GpuFacts& g, Tally& tally) {
     const auto& p = g.power;
     std::vector<std::string> missing;
     if (!p.draw_w) missing.emplace_back("power draw unknown");
     if (!p.limit_w && !p.enforced_limit_w) missing.emplace_back("power limit unknown");
     if (!p.default_limit_w) missing.emplace_back("default power limit unknown");
     const bool any = p.draw_w || p.limit_w || p.enforced_limit_w || p.default_limit_w;
-    t.add(g.index, missing.empty() ? Level::kFull : any ? Level::kSome : Level::kNone, missing);
+    tally.add(g.index, missing.empty() ? Level::kFull : any ? Level::kSome : Level::kNone, missing);
   });
   settle(c, t, "paste `nvidia-smi -q -d POWER`");
   return c;
