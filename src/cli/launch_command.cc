@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,20 +21,35 @@ namespace gpuvet::cli {
 
 namespace {
 
-// `gpuvet launch --in-task`: check, say, then exec (or stop with --strict or bad input).
-Outcome run_in_task(const LiveArgs& live, const TaskOptions& t, const std::string& report_path,
-                    bool quiet) {
+// The node as a launch needs it: GPUs, UUIDs, NUMA nodes; no kernel log, no pressure sampling.
+// Empty (said on stderr, after `who`) when there is no GPU to place anything on.
+std::optional<Collection> collect_placement_facts(const LiveArgs& live, const char* who,
+                                                  std::optional<std::string>& nvml_library,
+                                                  bool& abandoned) {
   CollectOptions co = collect_options(live);
   co.kernel_log = false;
   co.pressure_window = std::chrono::milliseconds(0);
+  nvml_library = co.nvml_library;
   const SystemEnv env(co.root);
   Collection c = collect_facts(co, env.env());
+  abandoned = c.abandoned_probes;
   if (nvml_library_unusable(c, co) || c.facts.gpus.empty()) {
-    std::cerr << "gpuvet: launch --in-task: no GPU seen on this node"
+    std::cerr << "gpuvet: " << who << ": no GPU on this node"
               << (c.nvml_failure_message.empty() ? "" : ": " + c.nvml_failure_message)
               << ": nothing started\n";
-    return {kExitUnusable, c.abandoned_probes};
+    return std::nullopt;
   }
+  return c;
+}
+
+// `gpuvet launch --in-task`: check, say, then exec (or stop with --strict or bad input).
+Outcome run_in_task(const LiveArgs& live, const TaskOptions& t, const std::string& report_path,
+                    bool quiet) {
+  std::optional<std::string> nvml_library;
+  bool abandoned = false;
+  auto collected = collect_placement_facts(live, "launch --in-task", nvml_library, abandoned);
+  if (!collected) return {kExitUnusable, abandoned};
+  const Collection& c = *collected;
   auto planned = plan_task(c.facts, TaskIdentity::from_environment(&std::getenv),
                            LaunchHost::of_this_process(), t);
   if (!planned.is_ok()) {
@@ -191,18 +207,11 @@ std::function<Outcome()> setup_launch(CLI::App& app) {
       return {kExitUnusable, false};
     }
 
-    // The node: GPUs, UUIDs, NUMA nodes. No kernel log, no pressure sampling: only placement.
-    CollectOptions co = collect_options(*live);
-    co.kernel_log = false;
-    co.pressure_window = std::chrono::milliseconds(0);
-    const SystemEnv env(co.root);
-    Collection c = collect_facts(co, env.env());
-    if (nvml_library_unusable(c, co) || c.facts.gpus.empty()) {
-      std::cerr << "gpuvet: launch: no GPU to launch on"
-                << (c.nvml_failure_message.empty() ? "" : ": " + c.nvml_failure_message)
-                << ": nothing started\n";
-      return {kExitUnusable, c.abandoned_probes};
-    }
+    std::optional<std::string> nvml_library;
+    bool abandoned = false;
+    auto collected = collect_placement_facts(*live, "launch", nvml_library, abandoned);
+    if (!collected) return {kExitUnusable, abandoned};
+    const Collection& c = *collected;
     auto plan = plan_launch(c.facts, *o, LaunchHost::of_this_process());
     if (!plan.is_ok()) {
       std::cerr << "gpuvet: " << plan.status().message() << "\n";
@@ -213,7 +222,7 @@ std::function<Outcome()> setup_launch(CLI::App& app) {
     };
     for (const auto& j : plan.value())
       for (const auto& note : j.notes) progress("note: " + note);
-    const LaunchReport r = run_launch(plan.value(), *o, co.nvml_library, progress);
+    const LaunchReport r = run_launch(plan.value(), *o, nvml_library, progress);
     std::cout << (*json ? launch_to_json(r, *o, c.facts) + "\n" : render_launch_text(r, *o))
               << std::flush;
     return {r.exit_code, c.abandoned_probes};

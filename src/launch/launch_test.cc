@@ -8,26 +8,12 @@
 #include <string>
 
 #include "gpuvet/launch.h"
+#include "launch/test_node.h"
 
 namespace gpuvet {
 namespace {
 
-// Four GPUs on two nodes, placed against index order on purpose: GPU0 and GPU3 on node 1
-// (a replaced board), GPU1 and GPU2 on node 0.
-Facts two_node_facts() {
-  Facts f;
-  f.host.numa_nodes = {NumaNode{0, {0, 1, 2, 3}, {}, {}}, NumaNode{1, {4, 5, 6, 7}, {}, {}}};
-  const int node_of[] = {1, 0, 0, 1};
-  for (int i = 0; i < 4; ++i) {
-    GpuFacts g;
-    g.index = i;
-    g.uuid = "GPU-" + std::to_string(i) + "aaaaaaa-0000-0000-0000-00000000000" + std::to_string(i);
-    g.pci_bus_id = "0000:" + std::to_string(18 + i) + ":00.0";
-    g.numa_node = node_of[i];
-    f.gpus.push_back(g);
-  }
-  return f;
-}
+using launch_test::two_node_facts;
 
 LaunchOptions command(std::vector<std::string> argv) {
   LaunchOptions o;

@@ -35,12 +35,11 @@
 #include "core/util.h"
 #include "gpuvet/launch.h"
 #include "hw/facts_query.h"
+#include "launch/command.h"
 #include "probe/nvml_probe.h"
 #include "probe/nvml_sampler.h"
 #include "probe/process_binding.h"
 #include "process_group.h"
-
-extern char** environ;
 
 namespace gpuvet {
 
@@ -122,15 +121,9 @@ struct Spawn {
 Spawn prepare(const JobPlan& j, const LaunchOptions& o,
               const std::vector<std::pair<std::string, std::string>>& extra_env) {
   Spawn s;
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e; ++e) {
-    std::string_view kv = *e;
-    const auto eq = kv.find('=');
-    if (eq != std::string_view::npos) env[std::string(kv.substr(0, eq))] = kv.substr(eq + 1);
-  }
-  for (const auto& [k, v] : j.env) env[k] = v;
-  for (const auto& [k, v] : extra_env) env[k] = v;
-  for (const auto& [k, v] : env) s.env_storage.push_back(k + "=" + v);
+  auto overrides = j.env;
+  overrides.insert(overrides.end(), extra_env.begin(), extra_env.end());
+  s.env_storage = environment_with(overrides);
   for (auto& e : s.env_storage) s.envp.push_back(e.data());
   s.envp.push_back(nullptr);
   for (const auto& a : j.argv) s.argv.push_back(const_cast<char*>(a.c_str()));

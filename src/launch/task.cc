@@ -366,15 +366,7 @@ void bind_and_judge_task(TaskCheck& c, const TaskOptions& o) {
 }
 
 std::string exec_task(const TaskCheck& c) {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e; ++e) {
-    std::string_view kv = *e;
-    const auto eq = kv.find('=');
-    if (eq != std::string_view::npos) env[std::string(kv.substr(0, eq))] = kv.substr(eq + 1);
-  }
-  for (const auto& [k, v] : c.env) env[k] = v;
-  std::vector<std::string> storage;
-  for (const auto& [k, v] : env) storage.push_back(k + "=" + v);
+  std::vector<std::string> storage = environment_with(c.env);
   std::vector<char*> envp, argv;
   for (auto& e : storage) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -382,6 +374,21 @@ std::string exec_task(const TaskCheck& c) {
   argv.push_back(nullptr);
   ::execve(argv[0], argv.data(), envp.data());
   return fmt::format("launch --in-task: cannot run {}: {}", c.argv.front(), std::strerror(errno));
+}
+
+std::vector<std::string> environment_with(
+    const std::vector<std::pair<std::string, std::string>>& overrides) {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string_view kv = *e;
+    const auto eq = kv.find('=');
+    if (eq != std::string_view::npos) env[std::string(kv.substr(0, eq))] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : overrides) env[k] = v;
+  std::vector<std::string> out;
+  out.reserve(env.size());
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
 }
 
 std::string read_mem_policy_of_this_process() {
