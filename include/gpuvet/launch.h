@@ -190,9 +190,19 @@ Result<TaskCheck> plan_task(const Facts& facts, const TaskIdentity& task, const 
 void bind_and_judge_task(TaskCheck& check, const TaskOptions& options);
 // Judges check.after (else check.before) against the target; fills findings and exit_code.
 void judge_task(TaskCheck& check, const TaskOptions& options);
-// Replaces this process with the command (environment: ours plus check.env). Returns only on
+// What this process was started with and must hand on to the command unchanged: its open file
+// descriptors (a launcher's PMI socket, say) and its blocked signals. Taken before anything
+// else opens a file (NVML opens device files that the command must not inherit).
+struct Inheritance {
+  std::vector<int> fds;
+  std::vector<int> blocked_signals;
+  static Inheritance of_this_process();
+};
+
+// Replaces this process with the command (environment: ours plus check.env): descriptors opened
+// since `inherited` was taken are closed on exec, its signal mask is restored. Returns only on
 // failure, with the reason.
-std::string exec_task(const TaskCheck& check);
+std::string exec_task(const TaskCheck& check, const Inheritance& inherited);
 
 // `gpuvet ckpt-slot`: takes one of `slots` lock files in `dir` (flock, released by the kernel
 // when the holder dies), runs `command` while holding it, returns its exit code (128+signal).

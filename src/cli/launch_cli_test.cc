@@ -446,6 +446,24 @@ TEST_F(LaunchCli, InTaskStrictRefusesAMisplacedTaskAndBindMovesIt) {
   EXPECT_FALSE(fs::exists(dir_ / "out/job2.txt"));
 }
 
+TEST_F(LaunchCli, InTaskHandsOnTheInheritedDescriptorsAndNoOthers) {
+  // Bugs caught: a descriptor the launcher passed (a PMI socket) closed before the command
+  // runs, or one gpuvet opened (NVML's device files) left open in the command.
+  const std::vector<std::string> with_fd7 = {"sh", "-c", "exec 7</dev/null; exec \"$@\"", "sh"};
+  std::vector<std::string> direct = with_fd7;
+  direct.insert(direct.end(), {"/bin/ls", "/proc/self/fd"});
+  const auto baseline = run(direct);  // what the command has when nothing stands between
+  ASSERT_NE(baseline.out.find("\n7\n"), std::string::npos) << baseline.out;
+  auto env = slurm_task_env(kGpu0);
+  env["GPUVET_FAKE_NVML_HOLD_FD"] = "1";  // NVML holds a descriptor, without close-on-exec
+  auto a = argv({"--in-task", "-q"}, env, false);
+  a.insert(a.begin(), with_fd7.begin(), with_fd7.end());
+  a.insert(a.end(), {"--", "/bin/ls", "/proc/self/fd"});
+  auto r = run(a);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, baseline.out) << r.err;
+}
+
 TEST_F(LaunchCli, InTaskBadInputIsExitThreeAndRunsNothing) {
   auto refused = [&](std::vector<std::string> a, const std::string& needle) {
     auto r = run(a);

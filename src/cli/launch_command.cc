@@ -45,6 +45,7 @@ std::optional<Collection> collect_placement_facts(const LiveArgs& live, const ch
 // `gpuvet launch --in-task`: check, say, then exec (or stop with --strict or bad input).
 Outcome run_in_task(const LiveArgs& live, const TaskOptions& t, const std::string& report_path,
                     bool quiet) {
+  const Inheritance inherited = Inheritance::of_this_process();  // before NVML opens anything
   std::optional<std::string> nvml_library;
   bool abandoned = false;
   auto collected = collect_placement_facts(live, "launch --in-task", nvml_library, abandoned);
@@ -74,7 +75,7 @@ Outcome run_in_task(const LiveArgs& live, const TaskOptions& t, const std::strin
   }
   if (check.exit_code != 0) return {check.exit_code, c.abandoned_probes};
   std::cout << std::flush;
-  const std::string why = exec_task(check);  // returns only when exec failed
+  const std::string why = exec_task(check, inherited);  // returns only when exec failed
   std::cerr << "gpuvet: " << why << "\n";
   return {kExitUnusable, c.abandoned_probes};
 }

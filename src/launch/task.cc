@@ -1,7 +1,10 @@
 // launch/task.cc — `gpuvet launch --in-task`: inside a task a scheduler placed, which GPU it
 // has, whether its CPUs and memory are on that GPU's NUMA node (optionally binding them), then
 // exec of the command.
+#include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -9,6 +12,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -365,7 +369,37 @@ void bind_and_judge_task(TaskCheck& c, const TaskOptions& o) {
   judge_task(c, o);
 }
 
-std::string exec_task(const TaskCheck& c) {
+Inheritance Inheritance::of_this_process() {
+  Inheritance in;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec))
+    if (auto fd = parse_int(e.path().filename().string()); fd && *fd >= 0 && *fd < (1 << 20))
+      in.fds.push_back(static_cast<int>(*fd));
+  std::sort(in.fds.begin(), in.fds.end());
+  // The iterator's own descriptor was listed too: keep only what is still open.
+  std::erase_if(in.fds, [](int fd) { return ::fcntl(fd, F_GETFD) < 0; });
+  sigset_t mask;
+  if (::pthread_sigmask(SIG_BLOCK, nullptr, &mask) == 0)
+    for (int sig = 1; sig < NSIG; ++sig)
+      if (::sigismember(&mask, sig) == 1) in.blocked_signals.push_back(sig);
+  return in;
+}
+
+std::string exec_task(const TaskCheck& c, const Inheritance& inherited) {
+  // NVML's device files and whatever else gpuvet opened are not the command's.
+  std::error_code ec;
+  std::vector<int> open_now;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec))
+    if (auto fd = parse_int(e.path().filename().string()); fd && *fd > 2 && *fd < (1 << 20))
+      open_now.push_back(static_cast<int>(*fd));
+  for (int fd : open_now)
+    if (!std::binary_search(inherited.fds.begin(), inherited.fds.end(), fd))
+      if (const int flags = ::fcntl(fd, F_GETFD); flags >= 0)
+        ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int sig : inherited.blocked_signals) sigaddset(&mask, sig);
+  ::pthread_sigmask(SIG_SETMASK, &mask, nullptr);
   std::vector<std::string> storage = environment_with(c.env);
   std::vector<char*> envp, argv;
   for (auto& e : storage) envp.push_back(e.data());
