@@ -131,10 +131,21 @@ struct LaunchReport {
   int exit_code = 0;  // the first failed job's code (128+signal), 128+signal on ^C, else 0
 };
 
+// What this process was started with and hands on to the jobs and commands it starts: its open
+// file descriptors (a launcher's PMI socket, say) and its blocked signals. Taken before
+// anything else opens a file (NVML may hold device files that a job must not inherit).
+struct Inheritance {
+  std::vector<int> fds;
+  std::vector<int> blocked_signals;
+  static Inheritance of_this_process();
+};
+
 // Runs the plan to its end. `nvml_library` as CollectOptions::nvml_library (the mapping
-// check and the sampler); `progress` lines (one per event) go to the callback when set.
+// check and the sampler); each job gets the descriptors of `inherited` and no other (they are
+// closed between fork and exec); `progress` lines (one per event) go to the callback when set.
 LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& options,
                         const std::optional<std::string>& nvml_library,
+                        const Inheritance& inherited,
                         const std::function<void(const std::string&)>& progress = {});
 
 // `gpuvet launch --in-task -- CMD`: inside one task that a scheduler placed (srun, mpirun,
@@ -190,15 +201,6 @@ Result<TaskCheck> plan_task(const Facts& facts, const TaskIdentity& task, const 
 void bind_and_judge_task(TaskCheck& check, const TaskOptions& options);
 // Judges check.after (else check.before) against the target; fills findings and exit_code.
 void judge_task(TaskCheck& check, const TaskOptions& options);
-// What this process was started with and must hand on to the command unchanged: its open file
-// descriptors (a launcher's PMI socket, say) and its blocked signals. Taken before anything
-// else opens a file (NVML opens device files that the command must not inherit).
-struct Inheritance {
-  std::vector<int> fds;
-  std::vector<int> blocked_signals;
-  static Inheritance of_this_process();
-};
-
 // Replaces this process with the command (environment: ours plus check.env): descriptors opened
 // since `inherited` was taken are closed on exec, its signal mask is restored. Returns only on
 // failure, with the reason.

@@ -50,6 +50,7 @@ out="$OUT/job$1.txt"
   echo "ppid=$PPID"
   echo "gpu_uuid=$GPUVET_GPU_UUID"
   echo "numa=$GPUVET_NUMA_NODE"
+  echo "held=$(ls -l /proc/self/fd | grep -c held-by-nvml)"
 } > "$out.tmp" && mv "$out.tmp" "$out"
 gpu="$CUDA_VISIBLE_DEVICES"
 [ "$1" = "${WRONG_RANK:-x}" ] && gpu="$WRONG_GPU_UUID"
@@ -159,7 +160,9 @@ TEST_F(LaunchCli, EachJobGetsItsOwnUuidAndItsNodesCpusAndMemory) {
   // Bugs caught: an index in CUDA_VISIBLE_DEVICES, binding by rank instead of the GPU's node,
   // a memory policy never applied, a job reported on a GPU it does not use.
   auto r = run(argv({"--per-gpu", "--json", "--check-timeout", "10"},
-                    {{"NO_GRANDCHILD", "1"}, {"SLEEP", "2"}}));
+                    {{"NO_GRANDCHILD", "1"},
+                     {"SLEEP", "2"},
+                     {"GPUVET_FAKE_NVML_HOLD_FD", (dir_ / "held-by-nvml").string()}}));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const json doc = json::parse(r.out);
   EXPECT_EQ(doc["schema"], "gpuvet.launch/1");
@@ -173,6 +176,7 @@ TEST_F(LaunchCli, EachJobGetsItsOwnUuidAndItsNodesCpusAndMemory) {
     EXPECT_EQ(rec.at("rank"), std::to_string(k));
     EXPECT_EQ(rec.at("arg"), std::to_string(k) + ":" + std::to_string(node));
     EXPECT_EQ(rec.at("cpus"), std::to_string(node));
+    EXPECT_EQ(rec.at("held"), "0");  // NVML's descriptor stays with gpuvet
     EXPECT_EQ(j["numa_node"], node);
     EXPECT_EQ(j["cpus_read_back"], std::to_string(node));
     // This machine has memory on node 0 only: node-0 jobs are bound to it, node-1 jobs are
@@ -455,7 +459,8 @@ TEST_F(LaunchCli, InTaskHandsOnTheInheritedDescriptorsAndNoOthers) {
   const auto baseline = run(direct);  // what the command has when nothing stands between
   ASSERT_NE(baseline.out.find("\n7\n"), std::string::npos) << baseline.out;
   auto env = slurm_task_env(kGpu0);
-  env["GPUVET_FAKE_NVML_HOLD_FD"] = "1";  // NVML holds a descriptor, without close-on-exec
+  // NVML holds a descriptor, without close-on-exec.
+  env["GPUVET_FAKE_NVML_HOLD_FD"] = (dir_ / "held-by-nvml").string();
   auto a = argv({"--in-task", "-q"}, env, false);
   a.insert(a.begin(), with_fd7.begin(), with_fd7.end());
   a.insert(a.end(), {"--", "/bin/ls", "/proc/self/fd"});

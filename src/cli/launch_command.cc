@@ -208,6 +208,7 @@ std::function<Outcome()> setup_launch(CLI::App& app) {
       return {kExitUnusable, false};
     }
 
+    const Inheritance inherited = Inheritance::of_this_process();  // before NVML opens anything
     std::optional<std::string> nvml_library;
     bool abandoned = false;
     auto collected = collect_placement_facts(*live, "launch", nvml_library, abandoned);
@@ -223,7 +224,7 @@ std::function<Outcome()> setup_launch(CLI::App& app) {
     };
     for (const auto& j : plan.value())
       for (const auto& note : j.notes) progress("note: " + note);
-    const LaunchReport r = run_launch(plan.value(), *o, nvml_library, progress);
+    const LaunchReport r = run_launch(plan.value(), *o, nvml_library, inherited, progress);
     std::cout << (*json ? launch_to_json(r, *o, c.facts) + "\n" : render_launch_text(r, *o))
               << std::flush;
     return {r.exit_code, c.abandoned_probes};

@@ -89,7 +89,19 @@ struct Spawn {
   int mem_mode = 0;  // 0: none
   int log_fd = -1;
   int cgroup_fd = -1;
+  // Descriptors from 3 up that the job keeps (what gpuvet was started with, and the report
+  // pipe until exec), sorted; every other one is closed before exec. fd_limit bounds the
+  // close() loop where close_range is missing.
+  std::vector<int> keep_fds;
+  unsigned fd_limit = 1u << 16;
 };
+
+// Closes [first, last] (syscalls only: runs between fork and exec).
+void close_span(unsigned first, unsigned last, unsigned fd_limit) {
+  if (first > last) return;
+  if (::close_range(first, last, 0) == 0) return;
+  for (unsigned fd = first; fd <= last && fd < fd_limit; ++fd) ::close(static_cast<int>(fd));
+}
 
 [[noreturn]] void child(const Spawn& s, int report_fd, pid_t parent, const sigset_t& unblock) {
   auto report = [&](int stage) {
@@ -113,6 +125,14 @@ struct Spawn {
   dfl.sa_handler = SIG_DFL;
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE}) ::sigaction(sig, &dfl, nullptr);
   ::sigprocmask(SIG_UNBLOCK, &unblock, nullptr);
+  // NVML's device files and the like stay with gpuvet: the job gets what gpuvet was given.
+  unsigned from = 3;
+  for (int k : s.keep_fds) {
+    if (k < static_cast<int>(from)) continue;
+    close_span(from, static_cast<unsigned>(k) - 1, s.fd_limit);
+    from = static_cast<unsigned>(k) + 1;
+  }
+  close_span(from, ~0u, s.fd_limit);
   ::execve(s.argv[0], s.argv.data(), s.envp.data());
   report(kExec);
   ::_exit(127);
@@ -302,6 +322,7 @@ std::string describe_end(const JobResult& j) {
 
 LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o,
                         const std::optional<std::string>& nvml_library,
+                        const Inheritance& inherited,
                         const std::function<void(const std::string&)>& progress) {
   LaunchReport report;
   auto say = [&](const std::string& line) {
@@ -362,6 +383,12 @@ LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o
       ended[k] = reaped[k] = true;
       continue;
     }
+    for (int fd : inherited.fds)
+      if (fd > 2) s.keep_fds.push_back(fd);
+    s.keep_fds.push_back(pipefd[1]);
+    std::sort(s.keep_fds.begin(), s.keep_fds.end());
+    if (const long max = ::sysconf(_SC_OPEN_MAX); max > 0)
+      s.fd_limit = static_cast<unsigned>(std::min<long>(max, 1L << 20));
     const pid_t pid = ::fork();
     if (pid == 0) {
       ::close(pipefd[0]);

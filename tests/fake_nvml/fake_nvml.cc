@@ -167,12 +167,12 @@ nvmlReturn_t Library::init() {
   }
   init_error_ = nullptr;
   if (nvmlReturn_t rc = inject(&loaded.scenario->init); rc != NVML_SUCCESS) return rc;
-  // GPUVET_FAKE_NVML_HOLD_FD set: hold a descriptor without close-on-exec for the rest of the
+  // GPUVET_FAKE_NVML_HOLD_FD=PATH: hold PATH open without close-on-exec for the rest of the
   // process, as a driver library may hold its device files, so that a test can see whether a
-  // program that execs another one hands it on.
+  // program that starts others hands it on.
   static std::atomic<int> held_fd{-1};
   if (const char* hold = std::getenv("GPUVET_FAKE_NVML_HOLD_FD"); hold && *hold && held_fd < 0)
-    held_fd = ::open("/dev/null", O_RDONLY);
+    held_fd = ::open(hold, O_RDONLY | O_CREAT, 0600);
   std::lock_guard<std::mutex> lock(init_mu_);
   // Initialized already with another scenario (an earlier test left it so): switch to this one.
   // Callers still inside a call finish on the snapshot they hold.
