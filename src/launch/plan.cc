@@ -58,12 +58,6 @@ LaunchHost LaunchHost::of_this_process() {
 
 namespace {
 
-std::vector<int> intersect(const std::vector<int>& a, const std::vector<int>& b) {
-  std::vector<int> out;
-  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-  return out;
-}
-
 // The GPU a --gpus word names: an index, a UUID (or a prefix naming one GPU), a bus id.
 Result<const GpuFacts*> find_named_gpu(const Facts& facts, const std::string& word) {
   if (auto index = parse_int(word)) {
@@ -88,31 +82,6 @@ Result<const GpuFacts*> find_named_gpu(const Facts& facts, const std::string& wo
       fmt::format("--gpus: '{}' is no GPU index, UUID or bus id of this node (GPU indices 0-{})",
                   word, facts.gpus.empty() ? 0 : facts.gpus.size() - 1));
 }
-
-}  // namespace
-
-// The executable execve will run: argv[0] as a path, else searched on PATH like execvp.
-Result<std::string> resolve_launch_command(const std::string& name) {
-  auto usable = [](const fs::path& p) {
-    std::error_code ec;
-    return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
-  };
-  if (name.empty()) return Status::invalid_input("launch: the command is empty");
-  if (name.find('/') != std::string::npos) {
-    if (usable(name)) return name;
-    return Status::invalid_input(
-        fmt::format("launch: '{}' is not an executable file: nothing started", name));
-  }
-  const char* path = std::getenv("PATH");
-  for (auto dir : split(path ? path : "/usr/local/bin:/usr/bin:/bin", ':')) {
-    fs::path p = fs::path(dir.empty() ? "." : std::string(dir)) / name;
-    if (usable(p)) return p.string();
-  }
-  return Status::invalid_input(
-      fmt::format("launch: command '{}' not found on PATH: nothing started", name));
-}
-
-namespace {
 
 Status check_log_dir(const std::string& dir) {
   std::error_code ec;
@@ -240,7 +209,7 @@ Result<std::vector<JobPlan>> plan_launch(const Facts& facts, const LaunchOptions
     if (j.numa && o.cpu == CpuBind::kNode) {
       auto it = nodes.find(*j.numa);
       const std::vector<int> node = it == nodes.end() ? std::vector<int>{} : it->second;
-      j.cpus = intersect(node, host.cpus);
+      j.cpus = intersect_sorted(node, host.cpus);
       if (node.empty())
         j.notes.push_back(fmt::format("node {}: its CPUs are unknown: CPUs not bound", *j.numa));
       else if (j.cpus.empty())

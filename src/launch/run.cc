@@ -74,18 +74,13 @@ const char* stage_name(int stage) {
   return "?";
 }
 
-// MPOL_* of <numaif.h>, which only libnuma's -dev package ships.
-constexpr int kMpolPreferred = 1;
-constexpr int kMpolBind = 2;
-constexpr unsigned long kMaxNodes = 1024;
-
 // Everything the child needs, built before fork.
 struct Spawn {
   std::vector<std::string> env_storage;
   std::vector<char*> argv, envp;
   cpu_set_t cpus;
   bool bind_cpus = false;
-  unsigned long nodemask[kMaxNodes / (8 * sizeof(unsigned long))] = {};
+  NodeMask nodemask;
   int mem_mode = 0;  // 0: none
   int log_fd = -1;
   int cgroup_fd = -1;
@@ -116,7 +111,8 @@ void close_span(unsigned first, unsigned last, unsigned fd_limit) {
     ::_exit(127);
   }
   if (s.bind_cpus && ::sched_setaffinity(0, sizeof s.cpus, &s.cpus) != 0) report(kCpus);
-  if (s.mem_mode && ::syscall(SYS_set_mempolicy, s.mem_mode, s.nodemask, kMaxNodes) != 0)
+  if (s.mem_mode &&
+      ::syscall(SYS_set_mempolicy, s.mem_mode, s.nodemask.bits, NodeMask::kMaxNodes) != 0)
     report(kMems);
   if (s.log_fd >= 0) {
     if (::dup2(s.log_fd, 1) < 0 || ::dup2(s.log_fd, 2) < 0) report(kLog);
@@ -151,9 +147,7 @@ Spawn prepare(const JobPlan& j, const LaunchOptions& o,
   CPU_ZERO(&s.cpus);
   for (int c : j.cpus)
     if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &s.cpus), s.bind_cpus = true;
-  for (int m : j.mems)
-    if (m >= 0 && static_cast<unsigned long>(m) < kMaxNodes)
-      s.nodemask[m / (8 * sizeof(unsigned long))] |= 1UL << (m % (8 * sizeof(unsigned long)));
+  s.nodemask = NodeMask::of(j.mems);
   if (!j.mems.empty()) s.mem_mode = o.mem == MemBind::kPreferred ? kMpolPreferred : kMpolBind;
   return s;
 }
@@ -366,6 +360,14 @@ LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o
     extra_env = {{"GPUVET_CKPT_SLOTS", std::to_string(o.ckpt_slots)}, {"GPUVET_CKPT_DIR", dir}};
   }
 
+  // What every job keeps of our descriptors (each also keeps its report pipe until exec).
+  std::vector<int> keep_fds;
+  for (int fd : inherited.fds)
+    if (fd > 2) keep_fds.push_back(fd);  // inherited.fds is sorted
+  unsigned fd_limit = 1u << 16;
+  if (const long max = ::sysconf(_SC_OPEN_MAX); max > 0)
+    fd_limit = static_cast<unsigned>(std::min<long>(max, 1L << 20));
+
   // Start every job.
   std::vector<pid_t> leaders(n, 0);
   std::vector<bool> reaped(n, false), ended(n, false);
@@ -383,12 +385,9 @@ LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o
       ended[k] = reaped[k] = true;
       continue;
     }
-    for (int fd : inherited.fds)
-      if (fd > 2) s.keep_fds.push_back(fd);
-    s.keep_fds.push_back(pipefd[1]);
-    std::sort(s.keep_fds.begin(), s.keep_fds.end());
-    if (const long max = ::sysconf(_SC_OPEN_MAX); max > 0)
-      s.fd_limit = static_cast<unsigned>(std::min<long>(max, 1L << 20));
+    s.keep_fds = keep_fds;
+    s.keep_fds.insert(std::upper_bound(s.keep_fds.begin(), s.keep_fds.end(), pipefd[1]), pipefd[1]);
+    s.fd_limit = fd_limit;
     const pid_t pid = ::fork();
     if (pid == 0) {
       ::close(pipefd[0]);

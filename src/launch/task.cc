@@ -10,9 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -26,15 +24,8 @@
 #include "hw/facts_query.h"
 #include "launch/command.h"
 
-extern char** environ;
-
 namespace gpuvet {
 namespace {
-
-constexpr int kMpolDefault = 0, kMpolPreferred = 1, kMpolBind = 2, kMpolInterleave = 3,
-              kMpolLocal = 4, kMpolPreferredMany = 5, kMpolWeightedInterleave = 6;
-constexpr unsigned long kMaxNodes = 1024;
-constexpr unsigned kBitsPerWord = 8 * sizeof(unsigned long);
 
 std::optional<int> env_int(const std::function<const char*(const char*)>& getenv,
                            const char* name) {
@@ -66,12 +57,6 @@ std::optional<int> tasks_on_node(std::string_view spec, int node_id) {
   return std::nullopt;
 }
 
-std::vector<int> intersect(const std::vector<int>& a, const std::vector<int>& b) {
-  std::vector<int> out;
-  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-  return out;
-}
-
 std::vector<int> minus(const std::vector<int>& a, const std::vector<int>& b) {
   std::vector<int> out;
   std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
@@ -91,7 +76,7 @@ std::string where(const std::vector<int>& cpus, const std::map<int, std::vector<
   std::vector<std::string> parts;
   std::vector<int> placed;
   for (const auto& [node, node_cpus] : nodes) {
-    auto on = intersect(cpus, node_cpus);
+    auto on = intersect_sorted(cpus, node_cpus);
     if (on.empty()) continue;
     parts.push_back(fmt::format("{} on node {}", format_cpu_list(on), node));
     placed.insert(placed.end(), on.begin(), on.end());
@@ -346,20 +331,17 @@ void bind_and_judge_task(TaskCheck& c, const TaskOptions& o) {
       c.bind_errors.push_back(fmt::format("binding its CPUs to {} failed ({})",
                                           format_cpu_list(c.target_cpus), std::strerror(errno)));
     if (o.mem != MemBind::kNone) {
-      const auto usable = intersect(c.target_nodes, c.before.mems);
+      const auto usable = intersect_sorted(c.target_nodes, c.before.mems);
       if (usable.size() != c.target_nodes.size()) {
         c.bind_errors.push_back(fmt::format(
             "memory of node {} is not among the nodes it may use ({}): memory not bound",
             format_cpu_list(c.target_nodes),
             c.before.mems.empty() ? "unknown" : format_cpu_list(c.before.mems)));
       } else {
-        unsigned long mask[kMaxNodes / kBitsPerWord] = {};
-        for (int n : usable)
-          if (n >= 0 && static_cast<unsigned long>(n) < kMaxNodes)
-            mask[n / kBitsPerWord] |= 1UL << (n % kBitsPerWord);
+        const NodeMask mask = NodeMask::of(usable);
         const int mode =
             o.mem == MemBind::kPreferred && usable.size() == 1 ? kMpolPreferred : kMpolBind;
-        if (::syscall(SYS_set_mempolicy, mode, mask, kMaxNodes) != 0)
+        if (::syscall(SYS_set_mempolicy, mode, mask.bits, NodeMask::kMaxNodes) != 0)
           c.bind_errors.push_back(fmt::format("binding its memory to node {} failed ({})",
                                               format_cpu_list(usable), std::strerror(errno)));
       }
@@ -371,13 +353,7 @@ void bind_and_judge_task(TaskCheck& c, const TaskOptions& o) {
 
 Inheritance Inheritance::of_this_process() {
   Inheritance in;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec))
-    if (auto fd = parse_int(e.path().filename().string()); fd && *fd >= 0 && *fd < (1 << 20))
-      in.fds.push_back(static_cast<int>(*fd));
-  std::sort(in.fds.begin(), in.fds.end());
-  // The iterator's own descriptor was listed too: keep only what is still open.
-  std::erase_if(in.fds, [](int fd) { return ::fcntl(fd, F_GETFD) < 0; });
+  in.fds = open_fds();
   sigset_t mask;
   if (::pthread_sigmask(SIG_BLOCK, nullptr, &mask) == 0)
     for (int sig = 1; sig < NSIG; ++sig)
@@ -387,13 +363,8 @@ Inheritance Inheritance::of_this_process() {
 
 std::string exec_task(const TaskCheck& c, const Inheritance& inherited) {
   // NVML's device files and whatever else gpuvet opened are not the command's.
-  std::error_code ec;
-  std::vector<int> open_now;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec))
-    if (auto fd = parse_int(e.path().filename().string()); fd && *fd > 2 && *fd < (1 << 20))
-      open_now.push_back(static_cast<int>(*fd));
-  for (int fd : open_now)
-    if (!std::binary_search(inherited.fds.begin(), inherited.fds.end(), fd))
+  for (int fd : open_fds())
+    if (fd > 2 && !std::binary_search(inherited.fds.begin(), inherited.fds.end(), fd))
       if (const int flags = ::fcntl(fd, F_GETFD); flags >= 0)
         ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
   sigset_t mask;
@@ -408,51 +379,6 @@ std::string exec_task(const TaskCheck& c, const Inheritance& inherited) {
   argv.push_back(nullptr);
   ::execve(argv[0], argv.data(), envp.data());
   return fmt::format("launch --in-task: cannot run {}: {}", c.argv.front(), std::strerror(errno));
-}
-
-std::vector<std::string> environment_with(
-    const std::vector<std::pair<std::string, std::string>>& overrides) {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e; ++e) {
-    std::string_view kv = *e;
-    const auto eq = kv.find('=');
-    if (eq != std::string_view::npos) env[std::string(kv.substr(0, eq))] = kv.substr(eq + 1);
-  }
-  for (const auto& [k, v] : overrides) env[k] = v;
-  std::vector<std::string> out;
-  out.reserve(env.size());
-  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
-  return out;
-}
-
-std::string read_mem_policy_of_this_process() {
-  int mode = 0;
-  unsigned long mask[kMaxNodes / kBitsPerWord] = {};
-  if (::syscall(SYS_get_mempolicy, &mode, mask, kMaxNodes, nullptr, 0UL) != 0) return "";
-  const int base = mode & 0x1fff;  // MPOL_F_STATIC_NODES and the like are bits 13-15
-  std::vector<int> nodes;
-  for (unsigned long n = 0; n < kMaxNodes; ++n)
-    if (mask[n / kBitsPerWord] & (1UL << (n % kBitsPerWord))) nodes.push_back(static_cast<int>(n));
-  auto with_nodes = [&](const char* name) {
-    return nodes.empty() ? std::string(name) : fmt::format("{}:{}", name, format_cpu_list(nodes));
-  };
-  switch (base) {
-    case kMpolDefault:
-      return "default";
-    case kMpolPreferred:
-      return nodes.empty() ? "local" : with_nodes("prefer");
-    case kMpolBind:
-      return with_nodes("bind");
-    case kMpolInterleave:
-      return with_nodes("interleave");
-    case kMpolLocal:
-      return "local";
-    case kMpolPreferredMany:
-      return with_nodes("prefer_many");
-    case kMpolWeightedInterleave:
-      return with_nodes("weighted_interleave");
-  }
-  return fmt::format("mode{}", base);
 }
 
 }  // namespace gpuvet
