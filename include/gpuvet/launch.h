@@ -91,6 +91,11 @@ Result<std::vector<JobPlan>> plan_launch(const Facts& facts, const LaunchOptions
 
 // "{gpu}" → 3, "{uuid}" → GPU-…, "{numa}" → 1 (or "none"), "{rank}" → 0; "{{" → "{".
 std::string expand_job_argument(const std::string& arg, const JobPlan& job);
+// Which of those `arg` uses ("{{gpu}}" uses none).
+struct JobPlaceholders {
+  bool gpu = false, uuid = false, numa = false, rank = false;
+};
+JobPlaceholders job_placeholders(const std::string& arg);
 
 // What one job did.
 struct JobResult {

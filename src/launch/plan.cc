@@ -99,39 +99,70 @@ Status check_log_dir(const std::string& dir) {
   return Status::ok();
 }
 
+enum class Piece { kText, kGpu, kUuid, kNuma, kRank };
+
+// Calls fn(piece, text) for each part of a job argument in order: literal text (with "{{" and
+// "}}" already made "{" and "}") or a placeholder.
+template <typename Fn>
+void scan_job_argument(const std::string& arg, Fn&& fn) {
+  for (std::size_t i = 0; i < arg.size(); ++i) {
+    auto word = [&](std::string_view w) { return arg.compare(i, w.size(), w) == 0; };
+    if (word("{{") || word("}}")) {
+      fn(Piece::kText, std::string_view(arg).substr(i, 1));
+      ++i;
+    } else if (word("{gpu}")) {
+      fn(Piece::kGpu, std::string_view());
+      i += 4;
+    } else if (word("{uuid}")) {
+      fn(Piece::kUuid, std::string_view());
+      i += 5;
+    } else if (word("{numa}")) {
+      fn(Piece::kNuma, std::string_view());
+      i += 5;
+    } else if (word("{rank}")) {
+      fn(Piece::kRank, std::string_view());
+      i += 5;
+    } else {
+      fn(Piece::kText, std::string_view(arg).substr(i, 1));
+    }
+  }
+}
+
 }  // namespace
 
 std::string expand_job_argument(const std::string& arg, const JobPlan& job) {
   std::string out;
-  for (std::size_t i = 0; i < arg.size(); ++i) {
-    if (arg.compare(i, 2, "{{") == 0) {
-      out += '{';
-      ++i;
-      continue;
+  scan_job_argument(arg, [&](Piece p, std::string_view text) {
+    switch (p) {
+      case Piece::kText:
+        out += text;
+        break;
+      case Piece::kGpu:
+        out += std::to_string(job.gpu);
+        break;
+      case Piece::kUuid:
+        out += job.uuid;
+        break;
+      case Piece::kNuma:
+        out += job.numa ? std::to_string(*job.numa) : "none";
+        break;
+      case Piece::kRank:
+        out += std::to_string(job.rank);
+        break;
     }
-    if (arg.compare(i, 2, "}}") == 0) {
-      out += '}';
-      ++i;
-      continue;
-    }
-    auto word = [&](std::string_view w) { return arg.compare(i, w.size(), w) == 0; };
-    if (word("{gpu}")) {
-      out += std::to_string(job.gpu);
-      i += 4;
-    } else if (word("{uuid}")) {
-      out += job.uuid;
-      i += 5;
-    } else if (word("{numa}")) {
-      out += job.numa ? std::to_string(*job.numa) : "none";
-      i += 5;
-    } else if (word("{rank}")) {
-      out += std::to_string(job.rank);
-      i += 5;
-    } else {
-      out += arg[i];
-    }
-  }
+  });
   return out;
+}
+
+JobPlaceholders job_placeholders(const std::string& arg) {
+  JobPlaceholders used;
+  scan_job_argument(arg, [&](Piece p, std::string_view) {
+    used.gpu = used.gpu || p == Piece::kGpu;
+    used.uuid = used.uuid || p == Piece::kUuid;
+    used.numa = used.numa || p == Piece::kNuma;
+    used.rank = used.rank || p == Piece::kRank;
+  });
+  return used;
 }
 
 Result<std::vector<JobPlan>> plan_launch(const Facts& facts, const LaunchOptions& o,

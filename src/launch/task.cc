@@ -244,19 +244,18 @@ Result<TaskCheck> plan_task(const Facts& facts, const TaskIdentity& task, const 
     if (const GpuFacts* g = hw::find_gpu(facts, *c.gpu); g && g->uuid) as_job.uuid = *g->uuid;
   if (c.target_nodes.size() == 1) as_job.numa = c.target_nodes.front();
   for (std::size_t i = 1; i < c.argv.size(); ++i) {
-    std::string expanded = expand_job_argument(c.argv[i], as_job);
-    if (expanded != c.argv[i] && (!c.gpu || !task.rank)) {
-      JobPlan other = as_job;
-      other.rank = as_job.rank + 1;
-      other.gpu = as_job.gpu + 1;
-      if (expanded != expand_job_argument(c.argv[i], other))  // a placeholder, not only "{{"
-        return Status::invalid_input(fmt::format(
-            "launch --in-task: '{}' needs the task's {}, which is not known here ({}): nothing "
-            "started",
-            c.argv[i], !c.gpu ? "GPU" : "rank",
-            !c.gpu ? "it sees several GPUs and no local rank" : "no launcher variables"));
-    }
-    c.argv[i] = std::move(expanded);
+    const JobPlaceholders used = job_placeholders(c.argv[i]);
+    if (!c.gpu && (used.gpu || used.uuid || used.numa))
+      return Status::invalid_input(fmt::format(
+          "launch --in-task: '{}' needs the task's GPU, which is not known here (it sees "
+          "several GPUs and no local rank): nothing started",
+          c.argv[i]));
+    if (!task.rank && used.rank)
+      return Status::invalid_input(fmt::format(
+          "launch --in-task: '{}' needs the task's rank, which is not known here (no launcher "
+          "variables): nothing started",
+          c.argv[i]));
+    c.argv[i] = expand_job_argument(c.argv[i], as_job);
   }
 
   // What the command gets.

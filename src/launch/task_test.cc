@@ -167,6 +167,20 @@ TEST(LaunchTask, BadInputStartsNothing) {
   EXPECT_NE(missing.status().message().find("not found on PATH"), std::string::npos);
 }
 
+TEST(LaunchTask, PlaceholdersNeedOnlyWhatTheyName) {
+  // Bug caught: an argument with {gpu} refused because the rank was unknown (or the reverse).
+  const LaunchHost host{{0, 1, 2, 3}, {0, 1}, "default"};
+  const TaskIdentity no_launcher = identity({{"CUDA_VISIBLE_DEVICES", "GPU-1aaa"}});
+  auto gpu_only =
+      plan_task(two_node_facts(), no_launcher, host, run({"echo", "--gpu={gpu}", "{{rank}}"}));
+  ASSERT_TRUE(gpu_only.is_ok()) << gpu_only.status().message();
+  EXPECT_EQ(gpu_only.value().argv[1], "--gpu=1");
+  EXPECT_EQ(gpu_only.value().argv[2], "{rank}");
+  auto rank = plan_task(two_node_facts(), no_launcher, host, run({"echo", "r{rank}"}));
+  ASSERT_FALSE(rank.is_ok());
+  EXPECT_NE(rank.status().message().find("needs the task's rank"), std::string::npos);
+}
+
 TEST(LaunchTask, AnUnknownNodeIsNotedNotGuessed) {
   Facts f = two_node_facts();
   f.gpus[2].numa_node.reset();
