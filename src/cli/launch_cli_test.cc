@@ -149,6 +149,14 @@ class LaunchCli : public ::testing::Test {
     const auto close = text.rfind(')');
     return close != std::string::npos && text.size() > close + 2 && text[close + 2] != 'Z';
   }
+  // Bad input: exit 3, `needle` on stderr, and job `rank`'s command never ran.
+  void expect_refused(const std::vector<std::string>& a, const std::string& needle,
+                      int rank) const {
+    auto r = run(a);
+    EXPECT_EQ(r.exit_code, 3) << needle << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "out" / ("job" + std::to_string(rank) + ".txt"))) << needle;
+  }
   static std::string fixture(const std::string& rel) {
     return std::string(GPUVET_TEST_DATA) + "/fixtures/" + rel;
   }
@@ -346,11 +354,8 @@ TEST_F(LaunchCli, InterruptingGpuvetStopsEveryJob) {
 
 TEST_F(LaunchCli, BadInputIsExitThreeAndStartsNothing) {
   // Bug caught: half the jobs started before the bad part of the input is noticed.
-  auto refused = [&](std::vector<std::string> a, const std::string& needle) {
-    auto r = run(a);
-    EXPECT_EQ(r.exit_code, 3) << needle << "\n" << r.out << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-    EXPECT_FALSE(fs::exists(dir_ / "out/job0.txt")) << needle;
+  auto refused = [&](const std::vector<std::string>& a, const std::string& needle) {
+    expect_refused(a, needle, 0);
   };
   auto a = argv({"--per-gpu"}, {}, false);
   a.push_back("--");
@@ -470,11 +475,8 @@ TEST_F(LaunchCli, InTaskHandsOnTheInheritedDescriptorsAndNoOthers) {
 }
 
 TEST_F(LaunchCli, InTaskBadInputIsExitThreeAndRunsNothing) {
-  auto refused = [&](std::vector<std::string> a, const std::string& needle) {
-    auto r = run(a);
-    EXPECT_EQ(r.exit_code, 3) << needle << "\n" << r.out << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-    EXPECT_FALSE(fs::exists(dir_ / "out/job2.txt")) << needle;
+  auto refused = [&](const std::vector<std::string>& a, const std::string& needle) {
+    expect_refused(a, needle, 2);
   };
   refused(argv({"--in-task"}, slurm_task_env("NoDevFiles")), "was given no GPU");
   refused(argv({"--in-task"}, slurm_task_env("GPU-ffffffff")), "is no GPU of this node");
