@@ -210,8 +210,7 @@ std::string culprit_to_json(const Facts& facts, const CulpritReport& r, int inde
                       {"summary", g.summary},
                       {"ranks", std::move(ranks)}});
   }
-  json findings = json::array();
-  for (const auto& f : r.findings) findings.push_back(report::finding_json(f, facts));
+  json findings = report::findings_json(r.findings, facts);
   const char* verdict = !r.problems.empty() && r.exit_code == 3 ? "unusable"
                         : r.analysis.any_hang()                 ? "hang"
                         : r.analysis.any_collective_state       ? "no-hang"

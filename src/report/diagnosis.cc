@@ -75,6 +75,12 @@ json gpus_json(const Finding& f, const Facts& facts) {
 
 nlohmann::ordered_json finding_json(const Finding& f) { return finding_json(f, Facts{}); }
 
+nlohmann::ordered_json findings_json(const std::vector<Finding>& findings, const Facts& facts) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& f : findings) out.push_back(finding_json(f, facts));
+  return out;
+}
+
 nlohmann::ordered_json finding_json(const Finding& f, const Facts& facts) {
   const CatalogEntry* e = find_catalog_entry(f.id);
   return {
@@ -102,8 +108,7 @@ nlohmann::ordered_json finding_json(const Finding& f, const Facts& facts) {
 
 std::string diagnosis_to_json(const Facts& facts, const Diagnosis& d, const JsonOptions& options) {
   json doc = report::facts_document(facts, options);
-  json findings = json::array();
-  for (const auto& f : d.findings) findings.push_back(report::finding_json(f, facts));
+  json findings = report::findings_json(d.findings, facts);
   json symptoms = json::array();
   for (const auto& m : d.symptoms) {
     const SymptomPattern* s = find_symptom(m.id);

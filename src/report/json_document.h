@@ -22,6 +22,8 @@ nlohmann::ordered_json facts_document(const Facts& facts, const JsonOptions& opt
 nlohmann::ordered_json finding_json(const Finding& f, const Facts& facts);
 // The same without facts: the GPUs' UUIDs and bus ids are null.
 nlohmann::ordered_json finding_json(const Finding& f);
+// A "findings" array: finding_json of each, in order.
+nlohmann::ordered_json findings_json(const std::vector<Finding>& findings, const Facts& facts);
 
 // A time series the way report/1 writes it (one object per sample, keys from fields()).
 nlohmann::ordered_json samples_json(const std::vector<GpuSample>& samples);

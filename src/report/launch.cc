@@ -180,9 +180,7 @@ std::string launch_to_json(const LaunchReport& r, const LaunchOptions& o, const 
   doc["stop_reason"] = r.stop_reason.empty() ? json(nullptr) : json(r.stop_reason);
   doc["interrupted_by"] = opt(r.interrupted_by);
   doc["leftover_pids"] = r.leftover_pids;
-  json findings = json::array();
-  for (const auto& f : r.findings) findings.push_back(report::finding_json(f, facts));
-  doc["findings"] = std::move(findings);
+  doc["findings"] = report::findings_json(r.findings, facts);
   doc["notes"] = r.notes;
   doc["wall_s"] = r.wall_s;
   doc["exit_code"] = r.exit_code;
@@ -268,9 +266,7 @@ std::string task_to_json(const TaskCheck& c, const Facts& facts, int indent) {
   for (const auto& [k, v] : c.env) env[k] = v;
   doc["env"] = std::move(env);
   doc["argv"] = c.argv;
-  json findings = json::array();
-  for (const auto& f : c.findings) findings.push_back(report::finding_json(f, facts));
-  doc["findings"] = std::move(findings);
+  doc["findings"] = report::findings_json(c.findings, facts);
   doc["notes"] = c.notes;
   doc["exit_code"] = c.exit_code;
   return report::dump_document(doc, indent);
