@@ -193,6 +193,9 @@ struct Fabric {
   std::optional<std::string> status;  // NVML return code name of the registration
   std::optional<std::uint32_t> clique_id;
   std::optional<std::string> cluster_uuid;
+  // nvidia-smi -q "Fabric / Health / Summary" (driver 550+): "Healthy", "Unhealthy",
+  // "Limited Capacity", as printed.
+  std::optional<std::string> health_summary;
 };
 
 struct GpuFacts {
@@ -219,6 +222,8 @@ struct GpuFacts {
   std::optional<std::string> persistence_mode;  // "enabled" / "disabled"
   std::optional<int> pstate;                    // 0 for P0
   std::vector<NvLink> nvlinks;
+  // nvidia-smi nvlink -s: "Unable to retrieve NVLink information as all links are inActive".
+  bool nvlinks_all_inactive = false;
   Fabric fabric;
   // PCIe Access Control Services on the bridges between the GPU and the root
   // port: true when one of them redirects peer requests (RR/CR set), which
@@ -304,6 +309,12 @@ struct KernelLog {
   std::vector<XidEvent> fallen_off_bus_events;
   std::vector<DeviceErrorLog> pcie_aer;      // PCIe AER errors, per device and severity
   std::vector<DeviceErrorLog> iommu_faults;  // IOMMU (DMAR, AMD-Vi) faults, per device and kind
+  // The NVIDIA driver's own words for a GPU it could not bring up or lost, without an Xid
+  // (kind: "init-failed" RmInitAdapter failed, "reset-required" NV_ERR_RESET_REQUIRED,
+  // "lost" NV_ERR_GPU_IS_LOST, "no-power" power cables not connected, "bar-invalid" the PCI
+  // I/O region is invalid, "unsupported" a GPU this driver does not support, "not-probed"
+  // another driver owns the GPUs, "no-adapter" no NVIDIA GPU found), per device and kind.
+  std::vector<DeviceErrorLog> driver_failures;
 };
 
 // ---------------------------------------------------------------- processes
@@ -347,6 +358,7 @@ struct PciDevice {
   std::optional<int> width_cap;
   std::optional<int> gen_sta;  // LnkSta: what the link trained to
   std::optional<int> width_sta;
+  std::optional<std::string> revision;  // "(rev a1)"; "ff" is a device that reads all ones
   std::vector<std::string> acs_ctl;  // ACSCtl flags set: "SrcValid", "ReqRedir", …
   // AER status bits set and not masked: UESta (uncorrectable; "fatal" those UESvrt marks
   // fatal) and CESta (correctable): "CmpltTO", "RxErr", …
@@ -358,7 +370,8 @@ struct PciDevice {
 // One thing a NCCL_DEBUG=INFO log says that matters for triage.
 struct NcclEvent {
   // "version", "transport" (P2P/IPC, SHM, NET/IB, NET/Socket…), "net" (NET/IB : Using […]),
-  // "nvls", "channels", "tree", "warn", "timeout", "error", "fallback", "link",
+  // "nvls", "channels", "tree", "warn" (a benign NCCL WARN), "degraded" (a WARN of a slower
+  // path), "timeout", "error", "fallback", "link",
   // "p2p" (a peer-access failure: CUDA IPC or peer mapping refused; the channel it was for,
   // when the log shows it, in "[channel …]")
   std::string kind;
@@ -517,6 +530,19 @@ struct CollectiveRank {
   // ("ok", "missing", "dead", "unresponsive", "outlier", "async error", "abort").
   std::map<std::string, std::int64_t> op_counts;
   std::optional<std::string> ras_status;
+  // PyTorch's desync report (TORCH_NCCL_DESYNC_DEBUG=1), which reads every rank's state from
+  // the store: "never-joined", "joined-not-finished" and "finished-not-joined" (the lagging
+  // ranks it names), "started" and "finished" (its snapshot), with the collective's number
+  // (desync_seq, counted from 1) and, in the snapshot, its operation (last_op).
+  // The rank's last line that is not about collectives (a progress bar, a log line), in a log
+  // whose other ranks time out: what it was busy with instead.
+  std::optional<std::string> last_activity;
+  std::optional<std::string> desync_state;
+  std::optional<std::int64_t> desync_seq;
+  // torchrun's ChildFailedError summary: the rank's exit code (-9: SIGKILL, usually the
+  // kernel's OOM killer) and whether torchrun names it the root cause (first failure).
+  std::optional<int> exit_code;
+  bool root_cause = false;
   // Lines of this rank's log that explain a rank going away: "CUDA out of memory", "CUDA
   // error", "NCCL error", an exception (first few, cut).
   std::vector<std::string> errors;
@@ -532,6 +558,9 @@ struct RasCommunicator {
   std::vector<int> missing_ranks;
   std::vector<int> dead_ranks;
   std::vector<std::string> details;  // the report's own lines about it (cut)
+  // A count mismatch: how many ranks launched up to each operation number ("30 ranks have
+  // launched up to operation 640"), the number (as text, a JSON key) → ranks.
+  std::map<std::string, int> launched;
 };
 
 // ---------------------------------------------------------------- the whole

@@ -29,6 +29,17 @@ struct CulpritArgs {
 
 bool is_hang_finding(const Finding& f) { return f.id.rfind("collective-hang", 0) == 0; }
 
+// What explains a hang where no rank is singled out: NCCL's own errors, a transport or a GPU
+// that failed under the job.
+bool explains_hang(const Finding& f) {
+  static constexpr const char* kIds[] = {"nccl-error",        "gpu-unresponsive",
+                                         "p2p-unavailable",   "acs-blocks-p2p",
+                                         "iommu-fault",       "nccl-degraded-path",
+                                         "fabric-degraded",   "data-corruption"};
+  return f.severity >= Severity::kWarning &&
+         std::any_of(std::begin(kIds), std::end(kIds), [&](const char* id) { return f.id == id; });
+}
+
 // An input that was listed but could not be read: the culprit may be in it.
 bool unreadable_note(const std::string& note) {
   return note.find(": cannot open") != std::string::npos ||
@@ -63,12 +74,18 @@ Outcome run_culprit(const CulpritArgs& args) {
       if (h.pci_bus_id &&
           std::find(g.culprits.begin(), g.culprits.end(), h.rank) != g.culprits.end())
         culprit_buses.push_back(*h.pci_bus_id);
+  const bool culprit_named = std::any_of(
+      report.analysis.groups.begin(), report.analysis.groups.end(),
+      [](const HangGroup& g) { return g.hang && !g.culprits.empty(); });
   for (const auto& f : d.findings) {
-    bool keep = is_hang_finding(f);
+    bool keep = is_hang_finding(f) || explains_hang(f);
+    // An Xid on a culprit's GPU; with no culprit named, any Xid that is not history.
     if (!keep && f.id == "xid-error")
-      keep = std::any_of(culprit_buses.begin(), culprit_buses.end(), [&](const std::string& b) {
-        return f.evidence.find(b) != std::string::npos;
-      });
+      keep = culprit_named ? std::any_of(culprit_buses.begin(), culprit_buses.end(),
+                                         [&](const std::string& b) {
+                                           return f.evidence.find(b) != std::string::npos;
+                                         })
+                           : f.severity >= Severity::kWarning;
     if (keep) {
       report.findings.push_back(f);
       report.worst = std::max(report.worst, f.severity);
@@ -80,7 +97,8 @@ Outcome run_culprit(const CulpritArgs& args) {
   std::string why_unusable;
   if (!any_recognised(facts)) {
     why_unusable = "nothing among the inputs is a supported output (see gpuvet formats)";
-  } else if (!report.analysis.any_collective_state && report.problems.empty()) {
+  } else if (!report.analysis.any_collective_state && report.problems.empty() &&
+             report.findings.empty()) {
     why_unusable =
         "no collective state among the inputs: no PyTorch watchdog line, flight-recorder dump, "
         "NCCL RAS status or NCCL init line (give the per-rank logs of the job)";

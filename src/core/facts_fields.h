@@ -243,6 +243,7 @@ void fields(V& v, T&... t) {
   v("status", t.status...);
   v("clique_id", t.clique_id...);
   v("cluster_uuid", t.cluster_uuid...);
+  v("health_summary", t.health_summary...);
 }
 
 template <class V, MaybeConst<GpuFacts>... T>
@@ -268,6 +269,7 @@ void fields(V& v, T&... t) {
   v("persistence_mode", t.persistence_mode...);
   v("pstate", t.pstate...);
   v("nvlinks", t.nvlinks...);
+  v("nvlinks_all_inactive", t.nvlinks_all_inactive...);
   v("fabric", t.fabric...);
   v("acs_redirects_p2p", t.acs_redirects_p2p...);
   v("acs_bridges", t.acs_bridges...);
@@ -332,6 +334,7 @@ void fields(V& v, T&... t) {
   v("xids", t.xids..., kAppend);
   v("pcie_aer", t.pcie_aer..., kAppend);
   v("iommu_faults", t.iommu_faults..., kAppend);
+  v("driver_failures", t.driver_failures..., kAppend);
 }
 
 // ---------------------------------------------------------------- processes
@@ -375,6 +378,7 @@ void fields(V& v, T&... t) {
   v("width_cap", t.width_cap...);
   v("gen_sta", t.gen_sta...);
   v("width_sta", t.width_sta...);
+  v("revision", t.revision...);
   v("acs_ctl", t.acs_ctl...);
   v("aer_uncorrected", t.aer_uncorrected...);
   v("aer_uncorrected_fatal", t.aer_uncorrected_fatal...);
@@ -428,6 +432,11 @@ void fields(V& v, T&... t) {
   v("last_op", t.last_op...);
   v("op_counts", t.op_counts...);
   v("ras_status", t.ras_status...);
+  v("last_activity", t.last_activity...);
+  v("desync_state", t.desync_state...);
+  v("desync_seq", t.desync_seq...);
+  v("exit_code", t.exit_code...);
+  v("root_cause", t.root_cause...);
   v("errors", t.errors...);
 }
 
@@ -440,6 +449,7 @@ void fields(V& v, T&... t) {
   v("missing_ranks", t.missing_ranks...);
   v("dead_ranks", t.dead_ranks...);
   v("details", t.details...);
+  v("launched", t.launched...);
 }
 
 template <class V, MaybeConst<Measurement>... T>

@@ -20,11 +20,11 @@ constexpr XidInfo kXids[] = {
      "An SM raised an exception (out-of-range address, illegal instruction, warp error). "
      "Almost always the application (check with compute-sanitizer); rarely hardware if it "
      "follows the GPU rather than the program.",
-     O::kApplication, S::kWarning, "RESTART_APP"},
+     O::kApplication, S::kInfo, "RESTART_APP"},
     {31, "ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT", "GPU memory page fault",
      "A GPU engine accessed an unmapped or protected virtual address (MMU fault). Usually an "
      "application bug (illegal memory access); also seen with broken peer-to-peer mappings.",
-     O::kApplication, S::kWarning, "RESTART_APP"},
+     O::kApplication, S::kInfo, "RESTART_APP"},
     {32, "ROBUST_CHANNEL_PBDMA_ERROR", "Invalid or corrupted push buffer stream",
      "The command stream the GPU fetched was invalid. Often corruption on the way in "
      "(PCIe bus, system memory) or a driver error rather than the application itself.",

@@ -247,6 +247,7 @@ Status import_nccl_tests(std::string_view text, Facts& out) {
   std::vector<RankLine> ranks;
   std::vector<RankLine> all_ranks;
   bool unknown_noted = false;
+  bool header_seen = false;
 
   auto finish_table = [&]() {
     if (!in_table) return;
@@ -320,6 +321,7 @@ Status import_nccl_tests(std::string_view text, Facts& out) {
       if (is_perf_header(w)) {
         finish_table();
         in_table = true;
+        header_seen = true;
         int times = 0;
         for (auto t : w) times += t == "time";
         blocks = std::clamp(times, 1, 2);
@@ -420,9 +422,26 @@ Status import_nccl_tests(std::string_view text, Facts& out) {
     }
   }
 
+  const std::size_t events_before = out.nccl_events.size();
   parse_nccl_log_events(text, out.nccl_events, &out.notes);
 
   if (out.measurements.size() == before) {
+    const bool failed = std::any_of(out.nccl_events.begin() + static_cast<std::ptrdiff_t>(events_before),
+                                    out.nccl_events.end(),
+                                    [](const NcclEvent& e) { return e.kind == "error"; });
+    if (failed) return Status::ok();  // the test's own failure lines (NCCL or CUDA errors)
+    if (header_seen && !contains(text, "Avg bus bandwidth")) {
+      // The table header and no row: the first size never completed. nccl-tests prints each
+      // row as soon as its size is done, so a run that stops here hung in its first collective.
+      NcclEvent ev;
+      ev.kind = "stalled";
+      ev.detail = "nccl-tests printed its result table header and no row: the first collective "
+                  "never completed";
+      out.nccl_events.push_back(std::move(ev));
+      out.notes.push_back("nccl-tests: the output ends after the table header, before any result "
+                          "row");
+      return Status::ok();
+    }
     out.notes.push_back("nccl-tests: no result row in the *_perf table");
     return Status::invalid_input("no nccl-tests result rows");
   }

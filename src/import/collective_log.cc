@@ -88,6 +88,17 @@ Where where_of(std::string_view line) {
     if (p != npos) w.rank = small_int_after(line.substr(p), "[Rank ");
   }
   if (!w.rank) {
+    // torchrun --tee / --log-dir prefix: "[default3]:" (role "default", local rank 3).
+    p = find(line.substr(0, 32), "[default");
+    if (p != npos && p + 8 < line.size() && is_digit(line[p + 8])) {
+      std::size_t e = p + 8;
+      while (e < line.size() && is_digit(line[e]) && e - p < 14) ++e;
+      if (e + 1 < line.size() && line[e] == ']' && line[e + 1] == ':')
+        if (auto v = parse_int(line.substr(p + 8, e - p - 8)); v && *v <= 100000000)
+          w.rank = static_cast<int>(*v);
+    }
+  }
+  if (!w.rank) {
     p = find(line, "[rank");
     if (p != npos && p + 5 < line.size() && is_digit(line[p + 5])) {
       std::size_t e = p + 5;
@@ -140,9 +151,54 @@ struct Identity {
   std::vector<std::string> errors;
 };
 
+// "[0, 1, 2]" at line[p] (the '['): the ranks, capped; empty when it is not such a list.
+std::vector<int> rank_list_at(std::string_view line, std::size_t p) {
+  std::vector<int> out;
+  if (p >= line.size() || line[p] != '[') return out;
+  const std::size_t close = line.find(']', p);
+  if (close == npos) return out;
+  std::string_view in = line.substr(p + 1, close - p - 1);
+  std::size_t i = 0;
+  while (i < in.size() && out.size() < kMaxRecords) {
+    while (i < in.size() && (in[i] == ' ' || in[i] == ',')) ++i;
+    std::size_t e = i;
+    while (e < in.size() && is_digit(in[e]) && e - i < 9) ++e;
+    if (e == i) return {};  // not a rank list ("[E0515 …]", "[rank0]")
+    out.push_back(static_cast<int>(*parse_int(in.substr(i, e - i))));
+    i = e;
+  }
+  return out;
+}
+
+// The number after the first '#' from p: "collective #183" → 183.
+std::optional<std::int64_t> number_after_hash(std::string_view line, std::size_t p) {
+  const std::size_t h = line.find('#', p);
+  if (h == npos) return std::nullopt;
+  std::size_t e = h + 1;
+  while (e < line.size() && is_digit(line[e]) && e - h < 19) ++e;
+  return parse_int(line.substr(h + 1, e - h - 1));
+}
+
 struct Parser {
   // (rank or -1, pg or "") → record; -1: the line named no rank.
   std::map<std::pair<int, std::string>, CollectiveRank> records;
+  // PyTorch's desync report and torchrun's failure summary, by rank.
+  std::map<int, CollectiveRank> desync;
+  std::map<int, CollectiveRank> torchrun;
+  std::optional<std::int64_t> snapshot_seq;  // "#315 started ranks:" sets it for the lines below
+  std::string snapshot_state;
+  bool in_root_cause = false;  // torchrun: inside "Root Cause (first observed failure):"
+  // A watchdog line wrapped before its WorkNCCL(…) part waits for the next line.
+  std::string wrapped_watchdog;
+  bool as_is = false;  // a held wrapped line read alone: not held again
+  // Each prefixed rank's last line about something else than collectives.
+  std::map<int, std::string> activity;
+  // flight recorder's analyzer (fr_trace): the collective a "Not all ranks joining" block is
+  // about.
+  std::optional<std::int64_t> fr_seq;
+  std::optional<std::string> fr_op;
+  std::optional<std::string> failure_host;
+  std::optional<int> failure_rank;
   std::map<std::pair<std::string, int>, Identity> identities;  // (host, pid)
   std::vector<std::string> rankless_errors;
   std::size_t lines = 0;
@@ -227,10 +283,35 @@ struct Parser {
   void line(std::string_view raw) {
     std::string_view line = strip_launcher_label(raw);
     if (line.empty()) return;
+    // "… Watchdog caught collective operation timeout: " / "WorkNCCL(SeqNum=2059, …": one line.
+    std::string joined;
+    if (!wrapped_watchdog.empty()) {
+      joined = std::move(wrapped_watchdog);
+      wrapped_watchdog.clear();
+      if (contains(line, "SeqNum=") || contains(line, "WorkNCCL(")) {
+        joined += " ";
+        joined += trim(line);
+        line = joined;
+      } else {
+        std::string held = std::move(joined);
+        as_is = true;
+        this->line(held);  // the wrapped line alone, then this one
+        as_is = false;
+        joined.clear();
+      }
+    } else if (!as_is && contains(line, "Watchdog caught collective operation timeout") &&
+               !contains(line, "SeqNum=") && line.size() < 2048) {
+      wrapped_watchdog = std::string(line);
+      return;
+    }
     const std::size_t info = find(line, "NCCL INFO");
     const std::size_t warn = info == npos ? find(line, "NCCL WARN") : npos;
     if (info != npos || warn != npos) {
       nccl_line(line, info != npos ? info : warn);
+      ++lines;
+      return;
+    }
+    if (desync_line(line) || torchrun_line(line)) {
       ++lines;
       return;
     }
@@ -273,7 +354,19 @@ struct Parser {
       }
       return;
     }
-    if (is_error_line(line)) {
+    if (!is_error_line(line)) {
+      // A prefixed rank doing something else (a progress bar, a log line): kept as its last
+      // activity, so a rank busy elsewhere while the others time out can be told.
+      const Where w = where_of(line);
+      if (w.rank && activity.size() < kMaxRecords) {
+        std::string_view what = line;
+        if (const std::size_t c = what.find("]:"); c != npos && c < 32) what = what.substr(c + 2);
+        what = trim(what);
+        if (!what.empty()) activity[*w.rank] = text_scan::printable(what, 160);
+      }
+      return;
+    }
+    {
       ++lines;
       const Where w = where_of(line);
       if (w.rank) {
@@ -284,6 +377,177 @@ struct Parser {
         add_error(rankless_errors, line);
       }
     }
+  }
+
+  CollectiveRank& desync_record(int rank) {
+    auto [it, inserted] = desync.try_emplace(rank);
+    if (inserted) {
+      it->second.source = "desync-report";
+      it->second.rank = rank;
+    }
+    return it->second;
+  }
+
+  // PyTorch's desync report (TORCH_NCCL_DESYNC_DEBUG=1; TraceUtils.h, retrieveDesyncReport):
+  //   To our best knowledge, ranks [47] are the lagging ranks that caused this timeout. They
+  //     never joined any collectives
+  //   [7] joined but didn't finish collective #183 (count from 1)
+  //   [0, 1] finished collective #182, but didn't join collective #183 (count from 1)
+  //   #315 started ranks:   /   [0, 1, 2] started ALLREDUCE   (the snapshot)
+  bool desync_line(std::string_view line) {
+    if (desync.size() >= kMaxRecords) return false;
+    auto mark = [&](const std::vector<int>& ranks, const char* state,
+                    std::optional<std::int64_t> seq, std::optional<std::string> op) {
+      for (int r : ranks) {
+        CollectiveRank& d = desync_record(r);
+        // A lagging verdict outranks the snapshot's started/finished for the same rank.
+        const bool verdict = std::string_view(state) != "started" &&
+                             std::string_view(state) != "finished";
+        if (d.desync_state && !verdict && *d.desync_state != "started" &&
+            *d.desync_state != "finished")
+          continue;
+        d.desync_state = state;
+        d.desync_seq = seq;
+        if (op) d.last_op = op;
+      }
+    };
+    // TORCH_DISTRIBUTED_DEBUG=DETAIL (ProcessGroupWrapper): "Detected mismatch between
+    // collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=
+    // 485, OpType=ALLREDUCE, …), but Rank 0 is running collective: CollectiveFingerPrint(…)".
+    if (contains(line, "Detected mismatch between collectives on ranks")) {
+      for (std::size_t p = find(line, "Rank "); p != npos; p = find(line, "Rank ", p + 5)) {
+        const std::size_t run = find(line, " is running collective: ", p);
+        if (run == npos || run - p > 16) continue;
+        auto r = small_int_after(line.substr(p, run - p), "Rank ");
+        const std::string_view fp = line.substr(run);
+        auto seq = int_after(fp, "SequenceNumber=");
+        const std::string_view op = word_after(fp, "OpType=", ", )");
+        if (r && seq && !op.empty())
+          mark({*r}, "started", seq, text_scan::printable(op, 48));
+      }
+      return true;
+    }
+    // The flight recorder's analyzer (fr_trace / torchfrtrace), text: "Not all ranks joining
+    // collective: sequence number: 31117", "collective: nccl:all_reduce", "missing ranks: {3, 4}".
+    if (std::size_t p = find(line, "Not all ranks joining collective"); p != npos) {
+      fr_seq = int_after(line.substr(p), "sequence number:");
+      fr_op.reset();
+      return true;
+    }
+    if (fr_seq && starts_with(trim(line), "collective: ")) {
+      fr_op = text_scan::printable(trim(trim(line).substr(12)), 48);
+      return true;
+    }
+    if (fr_seq && starts_with(trim(line), "missing ranks: {")) {
+      const std::string_view t = trim(line);
+      std::string list(t.substr(15));
+      if (!list.empty()) list[0] = '[';
+      if (const std::size_t close = list.find('}'); close != std::string::npos) list[close] = ']';
+      mark(rank_list_at(list, 0), "missing", fr_seq, fr_op);
+      return true;
+    }
+    if (std::size_t p = find(line, "ranks ["); p != npos &&
+        contains(line, "are the lagging ranks that caused this timeout")) {
+      mark(rank_list_at(line, p + 6), "never-joined", std::nullopt, std::nullopt);
+      return true;
+    }
+    if (std::size_t p = find(line, "] joined but didn't finish collective #"); p != npos) {
+      const std::size_t open = line.rfind('[', p);
+      if (open != npos)
+        mark(rank_list_at(line, open), "joined-not-finished", number_after_hash(line, p),
+             std::nullopt);
+      return true;
+    }
+    if (std::size_t p = find(line, "] finished collective #");
+        p != npos && contains(line, "but didn't join collective #")) {
+      const std::size_t open = line.rfind('[', p);
+      if (open != npos)
+        mark(rank_list_at(line, open), "finished-not-joined", number_after_hash(line, p),
+             std::nullopt);
+      return true;
+    }
+    // The snapshot: "#315 started ranks:" / "#182 finished ranks:", then "[0, 1] started OP".
+    std::string_view t = trim(line);
+    if (starts_with(t, "[rank"))  // torchrun's "[rank0]:" in front of each line
+      if (const std::size_t c = t.find("]:"); c != npos && c < 16) t = trim(t.substr(c + 2));
+    if (!t.empty() && t.front() == '#' &&
+        (t.ends_with(" started ranks:") || t.ends_with(" finished ranks:"))) {
+      snapshot_seq = number_after_hash(t, 0);
+      snapshot_state = t.ends_with(" started ranks:") ? "started" : "finished";
+      return true;
+    }
+    if (snapshot_seq && !t.empty() && t.front() == '[') {
+      const std::size_t close = t.find(']');
+      const std::string key = "] " + snapshot_state + " ";
+      if (close != npos && t.substr(close, key.size()) == key) {
+        const std::string op = text_scan::printable(t.substr(close + key.size()), 48);
+        mark(rank_list_at(t, 0), snapshot_state.c_str(), snapshot_seq, op);
+        return true;
+      }
+    }
+    if (snapshot_seq && !contains(line, "] started ") && !contains(line, "] finished ") &&
+        !(t.size() > 0 && t.front() == '#'))
+      snapshot_seq.reset();
+    return false;
+  }
+
+  // torchrun's ChildFailedError summary (torch/distributed/elastic/multiprocessing/errors):
+  //   Root Cause (first observed failure):
+  //   [0]:
+  //     host      : node-3
+  //     rank      : 5 (local_rank: 5)
+  //     exitcode  : -9 (pid: 41235)
+  //   Failures: (the others)
+  bool torchrun_line(std::string_view line) {
+    const std::string_view t = trim(line);
+    if (starts_with(t, "Root Cause (first observed failure)")) {
+      in_root_cause = true;
+      return true;
+    }
+    if (t == "Failures:") {
+      in_root_cause = false;
+      return true;
+    }
+    auto field = [&](std::string_view name) -> std::optional<std::string_view> {
+      if (!starts_with(t, name)) return std::nullopt;
+      std::size_t i = name.size();
+      while (i < t.size() && t[i] == ' ') ++i;
+      if (i >= t.size() || t[i] != ':') return std::nullopt;
+      return trim(t.substr(i + 1));
+    };
+    if (auto v = field("host")) {
+      failure_host = text_scan::printable(*v, 128);
+      failure_rank.reset();
+      return true;
+    }
+    if (auto v = field("rank")) {
+      std::size_t e = 0;
+      while (e < v->size() && is_digit((*v)[e]) && e < 9) ++e;
+      if (e == 0 || torchrun.size() >= kMaxRecords) return false;
+      failure_rank = static_cast<int>(*parse_int(v->substr(0, e)));
+      auto [it, inserted] = torchrun.try_emplace(*failure_rank);
+      CollectiveRank& r = it->second;
+      r.source = "torchrun";
+      r.rank = failure_rank;
+      if (failure_host) r.host = failure_host;
+      r.root_cause = r.root_cause || in_root_cause;
+      return true;
+    }
+    if (auto v = field("exitcode"); v && failure_rank) {
+      std::size_t b = 0, e = 0;
+      if (e < v->size() && (*v)[e] == '-') ++e;
+      while (e < v->size() && is_digit((*v)[e]) && e - b < 6) ++e;
+      CollectiveRank& r = torchrun[*failure_rank];
+      if (auto code = parse_int(v->substr(b, e - b))) r.exit_code = static_cast<int>(*code);
+      if (auto pid = small_int_after(*v, "pid: ")) r.pid = pid;
+      return true;
+    }
+    if (auto v = field("traceback"); v && failure_rank) {
+      if (!v->empty() && !starts_with(*v, "To enable traceback"))
+        add_error(torchrun[*failure_rank].errors, *v);
+      return true;
+    }
+    return false;
   }
 
   // The watchdog line names no PG: it joins the PG record of its rank with its sequence
@@ -324,6 +588,13 @@ struct Parser {
   }
 
   void finish(std::vector<CollectiveRank>& out) {
+    if (!wrapped_watchdog.empty()) {  // the log ends on a wrapped watchdog line
+      std::string held = std::move(wrapped_watchdog);
+      wrapped_watchdog.clear();
+      as_is = true;
+      line(held);
+      as_is = false;
+    }
     join_rank_only_records();
     std::set<int> ranks;
     for (const auto& [key, r] : records)
@@ -358,6 +629,23 @@ struct Parser {
         for (const auto& e : rankless_errors) add_error(r.errors, e);
       out.push_back(std::move(r));
     }
+    for (auto& [rank, r] : desync) out.push_back(std::move(r));
+    // Ranks that printed other things but nothing about their collectives: what they did last.
+    for (const auto& [rank, what] : activity) {
+      bool has_record = false;
+      for (auto& r : out)
+        if (r.rank == rank && r.source == "pytorch-log") {
+          has_record = true;
+          if (!r.last_activity) r.last_activity = what;
+        }
+      if (has_record) continue;
+      CollectiveRank r;
+      r.source = "pytorch-log";
+      r.rank = rank;
+      r.last_activity = what;
+      out.push_back(std::move(r));
+    }
+    for (auto& [rank, r] : torchrun) out.push_back(std::move(r));
     // Ranks the NCCL lines name but no PyTorch line does: who they are, no progress known.
     for (const auto& [key, id] : identities) {
       if (!id.rank || covered.count(*id.rank) || ranks.count(*id.rank)) continue;
@@ -389,6 +677,14 @@ std::size_t parse_collective_log(std::string_view text, std::vector<CollectiveRa
 }
 
 bool has_collective_progress_line(std::string_view text) {
+  // Reports of PyTorch and torchrun about a hang or a failed rank, in their own words.
+  if (contains(text, "Detected mismatch between collectives on ranks") ||
+      contains(text, "Not all ranks joining collective") ||
+      contains(text, "are the lagging ranks that caused this timeout") ||
+      contains(text, "] joined but didn't finish collective #") ||
+      contains(text, "but didn't join collective #") ||
+      contains(text, "Root Cause (first observed failure)"))
+    return true;
   // Both kinds of line name one of these: a text with neither needs no line-by-line search
   // (every paste is sniffed by this, most of them large and not PyTorch logs).
   if (!contains(text, "enqueued") && !contains(text, "ProcessGroupNCCL")) return false;

@@ -252,7 +252,12 @@ class Parser {
     }
     if (!cls.empty()) dev->d.class_name = clean(cls);
     if (const auto p = name.find(" (prog-if "); p != npos) name = name.substr(0, p);
-    if (const auto p = name.find(" (rev "); p != npos) name = name.substr(0, p);
+    if (const auto p = name.find(" (rev "); p != npos) {
+      const std::string_view rev = name.substr(p + 6, 2);
+      if (rev.size() == 2 && all_hex(rev) && name.substr(p + 8, 1) == ")")
+        dev->d.revision = to_lower(rev);
+      name = name.substr(0, p);
+    }
     name = trim(name);
     auto vendor_device = [](std::string_view s) {
       return s.size() == 9 && s[4] == ':' && all_hex(s.substr(0, 4)) && all_hex(s.substr(5, 4));

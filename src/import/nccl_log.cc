@@ -13,6 +13,7 @@
 #include "core/util.h"
 #include "import/collective_log.h"
 #include "import/importer.h"
+#include "import/nccl_messages.h"
 
 namespace gpuvet::import {
 namespace {
@@ -188,7 +189,11 @@ bool is_error_text(std::string_view s) {
          contains(s, "unhandled cuda error") || contains(s, "remote process exited") ||
          contains(s, "ncclSystemError") || contains(s, "ncclInternalError") ||
          contains(s, "ncclRemoteError") || contains(s, "ncclUnhandledCudaError") ||
-         contains(s, "NCCL communicator was aborted");
+         contains(s, "NCCL communicator was aborted") ||
+         // nccl-tests' own failure lines: "Test CUDA failure common.cu:941 '…'", "Test NCCL
+         // failure common.cu:…", " .. test pid 54340: Test failure common.cu:891"
+         contains(s, "Test CUDA failure") || contains(s, "Test NCCL failure") ||
+         contains(s, ": Test failure ");
 }
 
 void add_version(std::string_view line, const Prefix& pre, EventSink& sink) {
@@ -366,12 +371,35 @@ void handle_info(std::string_view msg, const Prefix& pre, LogState& st, EventSin
   }
 }
 
+// NCCL 2.3 and older print no "NCCL" before the level: "host:1:1 [0] misc/ibvwrap.cu:61 WARN
+// Failed to open libibverbs.so[.1]". The position of "WARN" when the word before it is a
+// source file and line and a "[dev]" comes before that; npos otherwise.
+std::size_t old_warn_at(std::string_view line) {
+  const std::size_t w = find(line.substr(0, 256), " WARN ");
+  if (w == npos || w == 0) return npos;
+  const std::size_t sp = line.rfind(' ', w - 1);
+  const std::size_t b = sp == npos ? 0 : sp + 1;
+  const std::string_view file = line.substr(b, w - b);
+  const std::size_t colon = file.rfind(':');
+  if (colon == npos || colon + 1 >= file.size()) return npos;
+  for (char c : file.substr(colon + 1))
+    if (!is_digit(c)) return npos;
+  if (!contains(file, ".cu:") && !contains(file, ".cc:") && !contains(file, ".h:")) return npos;
+  if (sp == npos || find(line.substr(0, sp), " [") == npos) return npos;
+  return w + 1;
+}
+
 void handle_line(std::string_view raw, LogState& st, EventSink& sink) {
   std::string_view line = strip_launcher_label(raw);
   if (line.empty()) return;
 
   std::size_t info = find(line, "NCCL INFO");
   std::size_t warn = info == npos ? find(line, "NCCL WARN") : npos;
+  std::size_t warn_len = 9;  // "NCCL WARN"
+  if (info == npos && warn == npos) {
+    warn = old_warn_at(line);
+    warn_len = 4;  // "WARN"
+  }
   const std::size_t at = info != npos ? info : warn;
   Prefix pre;
   if (at != npos) {
@@ -391,15 +419,17 @@ void handle_line(std::string_view raw, LogState& st, EventSink& sink) {
   }
 
   if (warn != npos) {
-    std::string_view msg = trim(line.substr(warn + 9));
+    std::string_view msg = trim(line.substr(warn + warn_len));
     NcclEvent ev;
     ev.host = pre.host;
     ev.rank = known_rank(st, pre);
-    // "NET/IB : Got completion from peer … with status=12 …": the fabric lost packets or a
-    // peer went away; worse than a warning.
-    const bool completion_error = contains(msg, "Got completion from peer") &&
-                                  contains(msg, "status=") && !contains(msg, "status=0 ");
-    ev.kind = completion_error || is_error_text(msg) ? "error" : "warn";
+    // NCCL's WARN is its error level; the few forms that are not failures are listed in
+    // nccl_messages.cc, read off NCCL's source.
+    switch (classify_nccl_warn(msg)) {
+      case NcclWarnClass::kError: ev.kind = "error"; break;
+      case NcclWarnClass::kDegradation: ev.kind = "degraded"; break;
+      case NcclWarnClass::kBenign: ev.kind = "warn"; break;
+    }
     ev.detail = clean(msg);
     if (is_peer_failure(msg)) {
       ev.kind = "p2p";
@@ -521,6 +551,16 @@ int sniff_nccl_log(std::string_view whole) {
     p = find(tail, "NCCL INFO");
     if (p == npos) p = find(tail, "NCCL WARN");
     if (p != npos) text = tail;
+  }
+  if (p == npos) {
+    // NCCL 2.3 and older: "host:pid:tid [0] misc/ibvwrap.cu:61 WARN …".
+    text_scan::LineReader lines(text);
+    int n = 0;
+    for (std::string_view line; lines.next(line) && ++n < 2000;)
+      if (old_warn_at(strip_launcher_label(line)) != npos) {
+        best = std::max(best, 90);
+        break;
+      }
   }
   if (p != npos) {
     // "host:pid:tid [dev] NCCL INFO" is NCCL's own prefix; a bare "NCCL INFO" line (a user

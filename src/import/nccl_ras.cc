@@ -176,8 +176,15 @@ Status import_nccl_ras_text(std::string_view text, Facts& out) {
       if (!op.empty() && op != "collective") current_op = op;
     }
     // "2 ranks have launched up to operation 641"
-    if (contains(line, "have launched up to operation "))
+    if (contains(line, "have launched up to operation ")) {
       current_upto = int_after(line, "up to operation ");
+      const std::string_view head = trim(line);
+      std::size_t e = 0;
+      while (e < head.size() && e < 9 && is_digit(head[e])) ++e;
+      const auto n = parse_int(head.substr(0, e));
+      if (current_upto && n && *n > 0 && *n <= 100000000 && current->launched.size() < 64)
+        current->launched[std::to_string(*current_upto)] += static_cast<int>(*n);
+    }
     // "The missing rank: 21" / "The missing ranks: 3, 21"
     if (std::size_t p = find(line, "missing rank"); p != npos && line.find(':', p) != npos) {
       for (auto w : split(line.substr(line.find(':', p) + 1), ','))

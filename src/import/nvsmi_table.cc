@@ -361,7 +361,7 @@ std::size_t read_error_lines(std::string_view text, Facts& out) {
 int sniff_nvsmi_table(std::string_view text) {
   LineReader reader(text, kSniffBytes);
   std::size_t lines = 0, errors = 0;
-  bool banner = false, processes = false, process_header = false;
+  bool banner = false, processes = false, process_header = false, gpu_row = false;
   for (std::string_view raw; reader.next(raw);) {
     if (++lines > kSniffLines) break;
     const std::string_view line = trim(raw.substr(0, kMaxLine));
@@ -375,12 +375,19 @@ int sniff_nvsmi_table(std::string_view text) {
       if (contains(line, "Processes:")) processes = true;
       if (contains(line, "PID") && contains(line, "Type") && contains(line, "Process name"))
         process_header = true;
+      // A GPU's first row alone: "|   1  Tesla V100-PCIE...  On   | 00008ED0:00:00.0 Off |".
+      if (!gpu_row) {
+        const auto c = cells(line);
+        gpu_row = c.size() == 3 && small_int(first_word(c[0]), kMaxGpus) &&
+                  normalize_pci_bus_id(first_word(c[1]));
+      }
     } else if (line.size() <= 400 && nvsmi::is_error_line(line)) {
       ++errors;
     }
   }
   if (banner) return 95;
   if (processes && process_header) return 90;
+  if (gpu_row) return 85;
   // Error lines alone: below every format that recognises its own lines (nvidia-smi -q, -L,
   // a kernel log), which read what they know around such a line.
   if (errors) return 35;
@@ -462,8 +469,16 @@ Status import_nvsmi_table(std::string_view text, Facts& out) {
         ++migs;
       return true;
     }
-    if (section != Section::kGpus || c.size() != 3) return true;
+    if (c.size() != 3) return true;
     const auto index = small_int(first_word(c[0]), kMaxGpus);
+    // One row or a few pasted without the table's header: a GPU's first row (index, name |
+    // bus id | …) starts the GPU section all the same.
+    if (section == Section::kNone && index && normalize_pci_bus_id(first_word(c[1]))) {
+      section = Section::kGpus;
+      any = true;
+      out.notes.push_back("nvidia-smi: table rows without the table's header");
+    }
+    if (section != Section::kGpus) return true;
     if (index && normalize_pci_bus_id(first_word(c[1]))) {
       if (blocks.size() >= kMaxGpus) return true;
       Block b;

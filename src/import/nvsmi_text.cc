@@ -639,6 +639,7 @@ void read_gpu(const Tree& t, const Node& g, GpuFacts& gpu, Facts& out, bool frag
     if (auto id = count(v(f, {"CliqueId", "Clique Id"})); id && *id <= 0xffffffffu)
       gpu.fabric.clique_id = static_cast<std::uint32_t>(*id);
     set(gpu.fabric.cluster_uuid, text(v(f, {"ClusterUUID", "Cluster UUID"})));
+    if (const Node* h = child(t, *f, {"Health"})) set(gpu.fabric.health_summary, text(v(h, {"Summary"})));
   }
 
   // Processes: "Process ID : N" with Type/Name/Used GPU Memory indented under it (newer) or

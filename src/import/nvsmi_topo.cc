@@ -919,7 +919,10 @@ Status import_nvlink_status(std::string_view text, Facts& out) {
       continue;
     }
     if (contains(t, kAllInactive)) {
-      if (current) all_inactive.insert(*current);
+      if (current) {
+        all_inactive.insert(*current);
+        gpus.at(*current).nvlinks_all_inactive = true;
+      }
       continue;
     }
     auto l = parse_link_line(t);

@@ -211,6 +211,7 @@ void read_gpu(const pugi::xml_node& g, GpuFacts& gpu, Facts& out) {
     if (auto id = count(val(either(f, "cliqueId", "clique_id"))); id && *id <= 0xffffffffu)
       gpu.fabric.clique_id = static_cast<std::uint32_t>(*id);
     set(gpu.fabric.cluster_uuid, text(val(either(f, "clusterUuid", "cluster_uuid"))));
+    if (pugi::xml_node h = f.child("health")) set(gpu.fabric.health_summary, text(val(h, "summary")));
   }
 
   for (pugi::xml_node p : g.child("processes").children("process_info")) {

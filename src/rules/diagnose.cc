@@ -116,6 +116,23 @@ void coverage_notes(const Facts& facts, std::vector<std::string>& notes) {
         "time, not utilisation");
 }
 
+// Parts of the playbook an input can cover without listing the GPUs: the kernel log (Xids,
+// AER, IOMMU, the driver's failures), NCCL and hang logs, lspci, DCGM, benchmarks.
+bool judged_without_gpus(const Facts& f) {
+  // A kernel log is judged whole: no Xid, AER, IOMMU fault or driver failure in it is an
+  // answer for that part.
+  static constexpr std::string_view kParts[] = {
+      "kernel-log",  "nccl-debug-log", "nccl-tests", "nccl-ras", "nccl-ras-json",
+      "pytorch-flight-recorder", "lspci", "dcgmi-diag", "dcgmi-health", "nvbandwidth",
+      "bandwidthTest", "p2pBandwidthLatencyTest", "simpleP2P", "mpstat", "iostat-x",
+      "sar-net-dev", "psi"};
+  for (const auto& imp : f.imported)
+    for (auto part : kParts)
+      if (imp.format == part) return true;
+  return !f.processes.empty() || !f.nccl_events.empty() || !f.collective_ranks.empty() ||
+         !f.health_checks.empty() || !f.measurements.empty();
+}
+
 }  // namespace
 
 Diagnosis diagnose(const Facts& facts, const DiagnoseOptions& options) {
@@ -139,14 +156,22 @@ Diagnosis diagnose(const Facts& facts, const DiagnoseOptions& options) {
   for (const auto& f : d.findings) d.worst = std::max(d.worst, f.severity);
   decide_bottleneck(facts, options.thresholds, d);
   recognise_symptoms(d);
-  // Offline input that describes no GPU: the host findings stand, but "no finding" about the
-  // GPUs would be read as "GPUs checked". (Live, no GPU is the finding gpu-missing.)
-  if (!facts.imported.empty() && facts.gpus.empty())
-    d.incomplete.push_back(
-        "GPUs could not be judged: no GPU facts in the input (no nvidia-smi, topo or gpuvet "
-        "output was recognised)");
+  // Offline input that describes no GPU. A part of the playbook it does cover (a kernel log,
+  // an NCCL or hang log, lspci, a benchmark, DCGM) is judged in full, and a note says the GPU
+  // checks were not done; input with nothing to judge at all is incomplete (exit 3), since
+  // "no finding" would be read as "checked". (Live, no GPU is the finding gpu-missing.)
+  if (!facts.imported.empty() && facts.gpus.empty()) {
+    if (judged_without_gpus(facts))
+      d.notes.push_back(
+          "GPU checks not done: no nvidia-smi, topo or gpuvet output in the input (paste "
+          "`nvidia-smi -q` and `nvidia-smi topo -m` for them); what the input covers was judged");
+    else
+      d.incomplete.push_back(
+          "GPUs could not be judged: no GPU facts in the input (no nvidia-smi, topo or gpuvet "
+          "output was recognised)");
+  }
   for (const auto& p : facts.input_problems) d.incomplete.push_back(p);
-  d.notes = d.incomplete;
+  d.notes.insert(d.notes.begin(), d.incomplete.begin(), d.incomplete.end());
   for (const auto& n : facts.notes)
     if (std::find(d.incomplete.begin(), d.incomplete.end(), n) == d.incomplete.end())
       d.notes.push_back(n);

@@ -1104,6 +1104,64 @@ void check_unresponsive(const Context& c, Emitter& e) {
   }
 }
 
+// The driver's own failure strings (kernel_log.driver_failures) and lspci's "rev ff": a GPU
+// the driver could not bring up or lost is unresponsive; GPUs it never took (another driver
+// owns them, an unsupported GPU, no adapter found) are missing. Dated like an Xid: older than
+// xid_window_h or from an earlier boot is history (info).
+void check_driver_failures(const Context& c, Emitter& e) {
+  const Facts& f = c.facts;
+  const XidClock clock = xid_clock(c);
+  const double window_s = c.t.xid_window_h * 3600;
+  for (const auto& r : f.kernel_log.driver_failures) {
+    const bool missing = r.kind == "not-probed" || r.kind == "no-adapter" || r.kind == "unsupported";
+    const GpuFacts* g = r.pci_bus_id ? find_gpu_by_bus(f, *r.pci_bus_id) : nullptr;
+    std::string subject = g ? gpu_subject(g->index) : r.pci_bus_id.value_or("host");
+    XidEvent when;
+    when.uptime_s = r.last_uptime_s;
+    when.unix_time = r.last_unix_time;
+    const Placed p = place(when, clock, window_s);
+    const bool history = p.when == When::kHistory || p.when == When::kEarlierBoot;
+    const char* what = r.kind == "init-failed"      ? "the driver could not initialise it"
+                       : r.kind == "reset-required" ? "the driver says it needs a reset"
+                       : r.kind == "lost"           ? "the driver lost it from the bus"
+                       : r.kind == "no-power"       ? "its auxiliary power cables are not connected"
+                       : r.kind == "bar-invalid"    ? "its PCI memory region is invalid (BIOS/BAR)"
+                       : r.kind == "unsupported"    ? "this driver does not support it"
+                       : r.kind == "not-probed"     ? "another driver owns the NVIDIA device(s)"
+                                                    : "the driver found no NVIDIA GPU";
+    std::string evidence = fmt::format(
+        "{}{}: {} (kernel log, {} line{}{}): \"{}\"", subject,
+        r.pci_bus_id && subject != *r.pci_bus_id ? " (" + *r.pci_bus_id + ")" : "", what, r.count,
+        r.count == 1 ? "" : "s", p.stamp.empty() ? "" : ", last at " + p.stamp,
+        quote(r.last_message));
+    Finding fd;
+    fd.severity = history ? Severity::kInfo : Severity::kCritical;
+    fd.subjects = {subject};
+    fd.evidence = std::move(evidence);
+    if (history)
+      fd.decision_note = "History, not the state now: the node has been up since (" + p.age +
+                         "). If the GPU answers now, watch for a repeat.";
+    else if (r.kind == "no-power" || r.kind == "bar-invalid")
+      fd.action = Action::kReseatOrRma;
+    else if (missing)
+      fd.action = Action::kFixConfig;
+    if (missing)
+      e.add("gpu-missing", std::move(fd));
+    else
+      e.add("gpu-unresponsive", std::move(fd));
+  }
+  for (const auto& d : f.pci_devices) {
+    const bool nvidia = (d.vendor_device && starts_with(*d.vendor_device, "10de:")) ||
+                        (d.name && d.name->find("NVIDIA") != std::string::npos);
+    if (!nvidia || d.revision != "ff") continue;
+    const GpuFacts* g = find_gpu_by_bus(f, d.bdf);
+    e.add("gpu-unresponsive", Severity::kCritical, {g ? gpu_subject(g->index) : d.bdf},
+          fmt::format("{}: lspci shows revision ff: its PCI configuration space reads all ones, "
+                      "the device no longer answers on the bus",
+                      d.bdf));
+  }
+}
+
 // ---------------------------------------------------------------- DCGM verdicts
 
 // Subjects of a DCGM result: its GPU, else every GPU the facts know, else the node.
@@ -1177,6 +1235,7 @@ void check_dcgm(const Context& c, Emitter& e) {
 void check_inventory(const Context& c, Emitter& e) {
   check_gpu_count(c, e);
   check_unresponsive(c, e);
+  check_driver_failures(c, e);
   check_heterogeneous(c, e);
   check_driver_slow(c, e);
 }

@@ -23,6 +23,8 @@ bool HangAnalysis::any_hang() const {
 
 namespace {
 
+using rules::join;
+
 constexpr std::size_t kMaxNamed = 8;  // ranks listed one by one in evidence
 
 std::string rank_list(const std::vector<int>& ranks) {
@@ -96,6 +98,7 @@ struct RankState {
   std::vector<std::string> errors;
   std::vector<std::string> sources;
   std::optional<std::string> pg_name;
+  std::optional<std::string> activity;  // its last line about something else (a progress bar)
 };
 
 void max_into(std::optional<std::int64_t>& into, const std::optional<std::int64_t>& v) {
@@ -106,7 +109,216 @@ std::string place_of(const std::string& signature) {
   if (signature == "did-not-arrive") return "did-not-arrive";
   if (signature == "stuck-inside") return "stuck-inside";
   if (signature == "ran-ahead") return "ran-ahead";
+  if (signature == "desync") return "desync";
+  if (signature == "rank-failed") return "failed";
+  if (signature == "rank-error") return "own-error";
   return "unknown";
+}
+
+// A rank's own fatal error, as opposed to what the watchdog prints on every rank when the
+// collective times out: a CUDA error of its kernels, an out-of-memory, an assert.
+bool own_fatal_error(const std::string& e) {
+  auto has = [&](const char* w) { return e.find(w) != std::string::npos; };
+  if (has("Watchdog") || has("watchdog") || has("timed out") || has("Timeout") ||
+      has("DistBackendError") || has("NCCL WARN") || has("NCCL error"))
+    return false;
+  return has("illegal memory access") || has("device-side assert") ||
+         has("CUDA out of memory") || has("OutOfMemoryError") || has("uncorrectable ECC") ||
+         has("misaligned address") || has("unspecified launch failure") ||
+         has("illegal instruction") || has("Segmentation fault");
+}
+
+// The ranks holding the one operation that fewer ranks run than any other, among ranks at the
+// same collective number doing different operations; empty when none is alone in the minority.
+std::vector<int> minority_op(const std::map<std::string, std::vector<int>>& by_op) {
+  if (by_op.size() < 2) return {};
+  std::size_t least = SIZE_MAX, count_least = 0;
+  for (const auto& [op, ranks] : by_op) least = std::min(least, ranks.size());
+  std::vector<int> out;
+  for (const auto& [op, ranks] : by_op)
+    if (ranks.size() == least) {
+      ++count_least;
+      out = ranks;
+    }
+  if (count_least != 1) return {};
+  return out;
+}
+
+// The hang group a report without a PG speaks of: the one that hangs (the first), else a new
+// one.
+HangGroup& group_for_report(HangAnalysis& a) {
+  for (auto& g : a.groups)
+    if (g.hang) return g;
+  HangGroup g;
+  g.pg = "?";
+  g.hang = true;
+  a.groups.push_back(std::move(g));
+  return a.groups.back();
+}
+
+template <class MakeRank>
+void name_culprits(HangGroup& g, const std::vector<int>& culprits, const std::string& place,
+                   MakeRank& make_rank) {
+  g.culprits = culprits;
+  for (int r : culprits) {
+    auto it = std::find_if(g.ranks.begin(), g.ranks.end(),
+                           [&](const HangRank& h) { return h.rank == r; });
+    if (it == g.ranks.end()) {
+      g.ranks.push_back(make_rank(r, nullptr));
+      it = g.ranks.end() - 1;
+    }
+    it->place = place;
+  }
+  std::sort(g.ranks.begin(), g.ranks.end(),
+            [](const HangRank& x, const HangRank& y) { return x.rank < y.rank; });
+}
+
+// PyTorch's desync report reads every rank's last collective from the store, so it sees what
+// the pasted logs may not: its verdict names the culprits (TraceUtils.h semantics).
+template <class MakeRank>
+void apply_desync_report(const Facts& f, HangAnalysis& a, MakeRank& make_rank) {
+  std::vector<int> never, joined, finished, fr_missing;
+  std::optional<std::int64_t> lag_seq, fr_seq;
+  std::optional<std::string> fr_op;
+  std::map<std::int64_t, std::map<std::string, std::vector<int>>> snapshot;
+  std::set<int> seen;
+  for (const auto& r : f.collective_ranks) {
+    if (r.source != "desync-report" || !r.rank || !r.desync_state) continue;
+    seen.insert(*r.rank);
+    const std::string& st = *r.desync_state;
+    if (st == "never-joined") never.push_back(*r.rank);
+    if (st == "missing") {
+      fr_missing.push_back(*r.rank);
+      fr_seq = r.desync_seq;
+      if (r.last_op) fr_op = r.last_op;
+    }
+    if (st == "joined-not-finished") joined.push_back(*r.rank);
+    if (st == "finished-not-joined") finished.push_back(*r.rank);
+    if ((st == "joined-not-finished" || st == "finished-not-joined") && r.desync_seq)
+      lag_seq = r.desync_seq;
+    if ((st == "started" || st == "finished") && r.desync_seq && r.last_op)
+      snapshot[*r.desync_seq][*r.last_op].push_back(*r.rank);
+  }
+  if (seen.empty()) return;
+  HangGroup& g = group_for_report(a);
+  g.hang = true;
+  int world = g.world_size.value_or(0);
+  for (const auto& r : f.collective_ranks)
+    if (r.world_size && r.source != "nccl-ras") world = std::max(world, *r.world_size);
+  const std::size_t lagging = joined.size() + finished.size();
+  if (!fr_missing.empty()) {
+    g.signature = "did-not-arrive";
+    g.seq = fr_seq;
+    if (fr_op) g.op = fr_op;
+    name_culprits(g, fr_missing, "did-not-arrive", make_rank);
+    g.summary = fmt::format(
+        "the flight recorder's analysis: {} never joined collective {}{} that the others "
+        "scheduled",
+        fr_missing.size() == 1 ? "that rank" : "those ranks", seq_text(fr_seq),
+        fr_op ? " (" + *fr_op + ")" : std::string());
+    return;
+  }
+  if (!never.empty()) {
+    g.signature = "did-not-arrive";
+    name_culprits(g, never, "did-not-arrive", make_rank);
+    g.summary = "PyTorch's desync report: these ranks never joined any collective";
+    return;
+  }
+  if (!finished.empty() && (joined.empty() || finished.size() < joined.size())) {
+    g.signature = "did-not-arrive";
+    g.seq = lag_seq ? std::optional<std::int64_t>(*lag_seq + 1) : std::nullopt;
+    name_culprits(g, finished, "did-not-arrive", make_rank);
+    g.summary = fmt::format(
+        "PyTorch's desync report: {} finished collective #{} and never joined the next one "
+        "that the others wait in",
+        finished.size() == 1 ? "that rank" : "those ranks", seq_text(lag_seq));
+    return;
+  }
+  // Every rank joined the lagging collective and none finished: no rank is behind.
+  const bool everyone = world > 0 ? static_cast<int>(joined.size()) >= world
+                                  : lagging == seen.size() && finished.empty();
+  if (!joined.empty() && !everyone) {
+    g.signature = "stuck-inside";
+    g.seq = lag_seq;
+    name_culprits(g, joined, "stuck-inside", make_rank);
+    g.summary = fmt::format(
+        "PyTorch's desync report: {} joined collective #{} and never finished it while the "
+        "others moved on",
+        joined.size() == 1 ? "that rank" : "those ranks", seq_text(lag_seq));
+    return;
+  }
+  for (const auto& [seq, by_op] : snapshot) {
+    if (by_op.size() < 2) continue;
+    const std::vector<int> odd = minority_op(by_op);
+    if (odd.empty()) {
+      // As many ranks on each side (two ranks, say): a desync, but which side left the common
+      // path is the job's code to tell.
+      std::vector<std::string> said;
+      for (const auto& [op, rs] : by_op)
+        said.push_back(fmt::format("{} on rank{} {}", op, rs.size() > 1 ? "s" : "", rank_list(rs)));
+      g.culprits.clear();
+      g.signature = "desync";
+      g.seq = seq;
+      g.summary = fmt::format(
+          "the ranks run different operations at the same collective number {} ({}): a "
+          "desynchronised code path; as many ranks are on each side, so the inputs do not say "
+          "which side left the common path (look for a branch taken by some ranks only, such as "
+          "work done on rank 0 alone)",
+          seq, rules::join(said, ", "));
+      continue;
+    }
+    g.signature = "desync";
+    g.seq = seq;
+    name_culprits(g, odd, "desync", make_rank);
+    g.summary = fmt::format(
+        "PyTorch's desync report: at collective #{} the ranks run different operations; the odd "
+        "one out is named",
+        seq);
+    return;
+  }
+  if (!joined.empty()) {
+    g.culprits.clear();
+    for (auto& h : g.ranks)
+      if (h.place != "missing" && h.place != "silent") h.place = "waiting";
+    g.signature = "all-stuck";
+    g.seq = lag_seq;
+    g.summary = fmt::format(
+        "PyTorch's desync report: every rank joined collective #{} and none finished it, so no "
+        "rank is behind: the transport or fabric under that collective stalled",
+        seq_text(lag_seq));
+  }
+}
+
+// torchrun's ChildFailedError: the root cause (first failure) is the rank the job lost.
+template <class MakeRank>
+void apply_torchrun_failures(const Facts& f, HangAnalysis& a, MakeRank& make_rank) {
+  std::vector<int> root;
+  std::vector<std::string> why;
+  for (const auto& r : f.collective_ranks) {
+    if (r.source != "torchrun" || !r.rank || !r.root_cause) continue;
+    root.push_back(*r.rank);
+    if (r.exit_code)
+      why.push_back(fmt::format(
+          "rank {} exited with {}{}", *r.rank, *r.exit_code,
+          *r.exit_code == -9 ? " (SIGKILL: usually the kernel's OOM killer; check dmesg)"
+          : *r.exit_code < 0 ? " (killed by a signal)"
+                             : ""));
+  }
+  if (root.empty()) return;
+  // A hang already explained by a named culprit keeps its reading; torchrun's root cause is
+  // the answer otherwise.
+  for (const auto& g : a.groups)
+    if (g.hang && !g.culprits.empty()) return;
+  HangGroup& g = group_for_report(a);
+  g.hang = true;
+  g.signature = "rank-failed";
+  name_culprits(g, root, "failed", make_rank);
+  for (auto& h : g.ranks)
+    if (std::find(root.begin(), root.end(), h.rank) != root.end())
+      for (const auto& w : why) add_unique(h.errors, w, 6);
+  g.summary = "torchrun's failure summary names this rank as the root cause (first observed "
+              "failure): the job stopped because it exited" +
+              (why.empty() ? std::string() : "; " + join(why, "; "));
 }
 
 }  // namespace
@@ -114,7 +326,11 @@ std::string place_of(const std::string& signature) {
 HangAnalysis analyse_hang(const Facts& f) {
   using rules::join;
   HangAnalysis a;
-  a.any_collective_state = !f.collective_ranks.empty() || !f.ras_communicators.empty();
+  const bool stalled_test =
+      std::any_of(f.nccl_events.begin(), f.nccl_events.end(),
+                  [](const NcclEvent& e) { return e.kind == "stalled"; });
+  a.any_collective_state =
+      !f.collective_ranks.empty() || !f.ras_communicators.empty() || stalled_test;
   if (!a.any_collective_state) return a;
 
   // Who each rank is.
@@ -177,6 +393,7 @@ HangAnalysis analyse_hang(const Facts& f) {
     fill(s.timeout_ms, r.timeout_ms);
     s.stuck = s.stuck || r.watchdog_stuck;
     fill(s.pg_name, r.pg_name);
+    fill(s.activity, r.last_activity);
     for (const auto& e : r.errors) add_unique(s.errors, e, 6);
     if (r.origin) add_unique(s.sources, *r.origin, 4);
   }
@@ -196,6 +413,8 @@ HangAnalysis analyse_hang(const Facts& f) {
       if (id.bus && one_node) h.kernel = kernel_lines(f, *id.bus);
     }
     if (s) {
+      if (s->activity && !s->timed_out && !s->progress)
+        add_unique(h.errors, "its last line: " + s->activity->substr(0, 120), 6);
       h.last_enqueued = s->enq;
       h.last_started = s->started;
       h.last_completed = s->done;
@@ -242,11 +461,30 @@ HangAnalysis analyse_hang(const Facts& f) {
     // Every rank of the job that no input shows in this group: missing, or silent (its NCCL
     // lines name it, nothing says where it stood).
     std::vector<int> missing, silent;
-    if (g.world_size && *g.world_size <= 100000)
-      for (int r = 0; r < *g.world_size; ++r) {
-        if (ranks.count(r) && ranks[r].progress) continue;
+    // Without a world size, ranks are still numbered from 0: a rank below the highest one that
+    // timed out, with nothing in the inputs, is missing from them.
+    int span = g.world_size.value_or(0);
+    int timed = 0;
+    for (const auto& [rank, s] : ranks)
+      if (s.timed_out) {
+        ++timed;
+        if (!g.world_size) span = std::max(span, rank + 1);
+      }
+    if (span > 0 && span <= 100000)
+      for (int r = 0; r < span; ++r) {
+        if (ranks.count(r) && (ranks[r].progress || ranks[r].activity)) continue;
         (who.count(r) ? silent : missing).push_back(r);
       }
+    // Ranks seen busy with something else (their last line is not about collectives) while
+    // others time out: they are where the job is, not in the collective.
+    std::vector<int> busy;
+    for (const auto& [rank, s] : ranks)
+      if (s.activity && !s.timed_out && !s.progress && !s.stuck) busy.push_back(rank);
+    // Ranks that left nothing are culprits only when the inputs show most of the job: a
+    // minority missing while the majority timed out. One rank's log alone names no one.
+    std::size_t seen = 0;
+    for (const auto& [rank, s] : ranks) seen += s.progress ? 1 : 0;
+    const bool missing_named = seen >= 2 && missing.size() + silent.size() < seen;
     for (const auto& [rank, s] : ranks) {
       HangRank h = make_rank(rank, &s);
       h.place = "waiting";
@@ -274,6 +512,28 @@ HangAnalysis analyse_hang(const Facts& f) {
     for (const auto& [rank, s] : ranks)
       if (s.op && (s.timeout_seq == top || !g.op)) g.op = s.op;
 
+    // Ranks that timed out at the same collective number in different operations
+    // (REDUCE on one, ALLGATHER on the others): a desync; the odd one out is named.
+    std::map<std::int64_t, std::map<std::string, std::vector<int>>> ops_at;
+    for (const auto& [rank, s] : ranks)
+      if (s.timed_out && s.timeout_seq && s.op) ops_at[*s.timeout_seq][*s.op].push_back(rank);
+    for (const auto& [seq, by_op] : ops_at) {
+      const std::vector<int> odd = minority_op(by_op);
+      if (odd.empty()) continue;
+      g.signature = "desync";
+      g.culprits = odd;
+      g.seq = seq;
+      std::vector<std::string> said;
+      for (const auto& [op, rs] : by_op) said.push_back(fmt::format("{} on rank{} {}", op,
+                                                                    rs.size() > 1 ? "s" : "",
+                                                                    rank_list(rs)));
+      g.summary = fmt::format(
+          "the ranks are in different collectives at the same number {} ({}): a desynchronised "
+          "code path; the odd one out is named",
+          seq, join(said, ", "));
+      break;
+    }
+
     if (!g.hang) {
       g.signature = "no-hang";
       for (auto& h : g.ranks)
@@ -298,7 +558,9 @@ HangAnalysis analyse_hang(const Facts& f) {
     for (const auto& h : g.ranks)
       if (!h.kernel.empty()) with_xid.push_back(h.rank);
 
-    if (known.empty() && stuck.empty()) {
+    if (!g.signature.empty()) {
+      for (int r : g.culprits) set_place(r, "desync");
+    } else if (known.empty() && stuck.empty()) {
       // Only watchdog lines (older PyTorch): every rank shown timed out, how far each queue got
       // is not printed.
       for (const auto& [rank, s] : ranks)
@@ -306,14 +568,27 @@ HangAnalysis analyse_hang(const Facts& f) {
           g.seq = s.timeout_seq;
           g.op = s.op;
         }
-      if (!missing.empty() || !silent.empty()) {
+      if (!busy.empty() && timed > 0) {
+        g.signature = "did-not-arrive";
+        g.culprits = busy;
+        for (int r : busy) set_place(r, "did-not-arrive");
+        g.summary = fmt::format(
+            "{} busy with something else (its last line is not about collectives) while the "
+            "others timed out in collective {}",
+            busy.size() == 1 ? "that rank was" : "those ranks were", seq_text(g.seq));
+      } else if (!missing.empty() || !silent.empty()) {
         g.signature = "missing-ranks";
-        g.culprits = missing;
-        g.culprits.insert(g.culprits.end(), silent.begin(), silent.end());
-        std::sort(g.culprits.begin(), g.culprits.end());
+        if (missing_named) {
+          g.culprits = missing;
+          g.culprits.insert(g.culprits.end(), silent.begin(), silent.end());
+          std::sort(g.culprits.begin(), g.culprits.end());
+        }
         g.summary =
-            "every rank that left a log timed out in the same collective; the ranks that "
-            "left none are the first suspects";
+            missing_named
+                ? "every rank that left a log timed out in the same collective; the ranks that "
+                  "left none are the first suspects"
+                : "the ranks that left a log timed out in the same collective; the others left "
+                  "nothing among the inputs, too many to single one out: give their logs";
       } else {
         g.signature = "all-stuck";
         g.summary = fmt::format(
@@ -419,12 +694,17 @@ HangAnalysis analyse_hang(const Facts& f) {
             *top);
       } else if (!missing.empty() || !silent.empty()) {
         g.signature = "missing-ranks";
-        g.culprits = missing;
-        g.culprits.insert(g.culprits.end(), silent.begin(), silent.end());
-        std::sort(g.culprits.begin(), g.culprits.end());
+        if (missing_named) {
+          g.culprits = missing;
+          g.culprits.insert(g.culprits.end(), silent.begin(), silent.end());
+          std::sort(g.culprits.begin(), g.culprits.end());
+        }
         g.summary = fmt::format(
-            "every rank that left its state is inside collective {}; the ranks that left none "
-            "are the first suspects",
+            fmt::runtime(missing_named ? "every rank that left its state is inside collective {}; the ranks "
+                            "that left none are the first suspects"
+                          : "the ranks that left their state are inside collective {}; the "
+                            "others left nothing among the inputs, too many to single one out: "
+                            "give their logs"),
             *top);
       } else {
         g.signature = "all-stuck";
@@ -441,12 +721,41 @@ HangAnalysis analyse_hang(const Facts& f) {
       g.signature = "all-stuck";
       g.summary = "a watchdog timed out, but every rank completed what it enqueued";
     }
+    // No rank singled out by progress: a rank whose own log holds a fatal CUDA error or an
+    // out-of-memory while the others only time out is the one they wait for.
+    if (g.culprits.empty() && (g.signature == "all-stuck" || g.signature == "missing-ranks")) {
+      std::vector<int> own;
+      for (const auto& [rank, st] : ranks)
+        if (std::any_of(st.errors.begin(), st.errors.end(), own_fatal_error)) own.push_back(rank);
+      if (!own.empty() && own.size() < ranks.size()) {
+        g.signature = "rank-error";
+        g.culprits = own;
+        for (int r : own) set_place(r, "own-error");
+        g.summary = "its own log shows a fatal error (a CUDA error or out of memory) while the "
+                    "other ranks only time out waiting for it";
+      }
+    }
     // Missing ranks are suspects beside any culprit found.
     if (g.signature != "missing-ranks")
       for (auto& h : g.ranks)
         if (h.place == "waiting" &&
             std::find(g.culprits.begin(), g.culprits.end(), h.rank) != g.culprits.end())
           h.place = place_of(g.signature);
+    a.groups.push_back(std::move(g));
+  }
+
+  apply_desync_report(f, a, make_rank);
+  apply_torchrun_failures(f, a, make_rank);
+  // nccl-tests that stopped after its table header: its first collective never completed.
+  if (stalled_test && !a.any_hang()) {
+    HangGroup g;
+    g.pg = "nccl-tests";
+    g.hang = true;
+    g.signature = "transport-never-worked";
+    g.summary =
+        "nccl-tests printed its result table header and no row, so its first collective never "
+        "completed on any rank: the transport between the GPUs or nodes never worked (P2P "
+        "through ACS or the IOMMU, the network, the fabric)";
     a.groups.push_back(std::move(g));
   }
 
@@ -490,8 +799,30 @@ HangAnalysis analyse_hang(const Facts& f) {
                       std::any_of(g.ranks.begin(), g.ranks.end(), [](const HangRank& h) {
                         return h.place == "ras-missing" || h.place == "ras-dead";
                       });
-    for (const auto& h : g.ranks)
-      if (lost ? h.place != "ras-outlier" : true) g.culprits.push_back(h.rank);
+    // A count mismatch names its outliers. Those that launched MORE operations than the
+    // others ran ahead: they wait in a collective the rest have not launched, so they are not
+    // the ones the job waits for. Outliers behind the others are.
+    std::optional<std::int64_t> majority;  // the operation number most ranks launched up to
+    int majority_ranks = 0;
+    for (const auto& [op, n] : c.launched)
+      if (auto v = parse_int(op); v && n > majority_ranks) {
+        majority = v;
+        majority_ranks = n;
+      }
+    std::vector<int> ahead;
+    for (const auto& r : f.collective_ranks)
+      if (r.source == "nccl-ras" && r.rank && r.pg && *r.pg == c.id && majority)
+        for (const auto& [op, n] : r.op_counts)
+          if (n > *majority && std::find(ahead.begin(), ahead.end(), *r.rank) == ahead.end())
+            ahead.push_back(*r.rank);
+    std::sort(ahead.begin(), ahead.end());
+    for (const auto& h : g.ranks) {
+      if (lost ? h.place == "ras-outlier" : false) continue;
+      if (!lost && std::binary_search(ahead.begin(), ahead.end(), h.rank)) continue;
+      g.culprits.push_back(h.rank);
+    }
+    for (auto& h : g.ranks)
+      if (std::binary_search(ahead.begin(), ahead.end(), h.rank)) h.place = "ras-ahead";
     g.signature = lost ? "ras-missing" : "ras-mismatch";
     const std::string errors = c.errors.empty() ? std::string("an error") : join(c.errors, ", ");
     const std::string detail =
@@ -504,6 +835,14 @@ HangAnalysis analyse_hang(const Facts& f) {
                            "NCCL RAS reports {}: ranks of this communicator have "
                            "different collective counts{}",
                            errors, detail);
+    if (!lost && !ahead.empty() && majority)
+      g.summary += fmt::format(
+          "; rank{} {} launched more operations than the other {} (up to {}): {} ahead and "
+          "wait{} for the others, so {} not the culprit{}; the ranks behind have not launched "
+          "that collective, and one query does not show which of them holds it up",
+          ahead.size() > 1 ? "s" : "", rank_list(ahead), majority_ranks, *majority,
+          ahead.size() > 1 ? "they ran" : "it ran", ahead.size() > 1 ? "" : "s",
+          ahead.size() > 1 ? "they are" : "it is", ahead.size() > 1 ? "s" : "");
     ras.push_back(std::move(g));
   }
   // A job-level entry ("Process 60004 … managing GPU 0") says again what a communicator's
@@ -590,10 +929,14 @@ void emit_group(const HangGroup& g, Emitter& e) {
     std::vector<int> all;
     for (const auto& h : g.ranks)
       if (h.last_enqueued || h.place == "frozen") all.push_back(h.rank);
-    ev += fmt::format("{} (ranks {}", g.summary, rank_list(all));
-    if (!g.ranks.empty() && !state_text(g.ranks.front()).empty())
-      ev += ": " + state_text(g.ranks.front());
-    ev += ")";
+    if (all.empty()) {
+      ev += g.summary;
+    } else {
+      ev += fmt::format("{} (ranks {}", g.summary, rank_list(all));
+      if (!g.ranks.empty() && !state_text(g.ranks.front()).empty())
+        ev += ": " + state_text(g.ranks.front());
+      ev += ")";
+    }
     std::vector<int> missing;
     for (const auto& h : g.ranks)
       if (h.place == "missing" || h.place == "silent") missing.push_back(h.rank);
@@ -603,6 +946,7 @@ void emit_group(const HangGroup& g, Emitter& e) {
     if (subjects.empty())
       for (int r : all) subjects.push_back(fmt::format("rank {}", r));
     if (subjects.size() > 3) subjects = {fmt::format("ranks {}", rank_list(all))};
+    if (subjects.empty()) subjects = {g.pg};
     if (g.signature == "frozen-process")
       e.add("collective-hang-frozen-process", subjects, ev);
     else if (g.signature == "transport-never-worked")
@@ -632,7 +976,8 @@ void emit_group(const HangGroup& g, Emitter& e) {
   }
   // A named culprit.
   std::vector<std::string> parts;
-  bool application = g.signature == "ran-ahead";
+  bool application = g.signature == "ran-ahead" || g.signature == "desync" ||
+                     g.signature == "rank-failed" || g.signature == "rank-error";
   bool hardware = false;
   for (int r : g.culprits) {
     const HangRank* h = rank_of(g, r);
@@ -655,6 +1000,13 @@ void emit_group(const HangGroup& g, Emitter& e) {
       what = "left no log, dump or status among the inputs";
     else if (h->place == "silent")
       what = "its NCCL lines name it, but nothing says where its collectives stood";
+    else if (h->place == "desync")
+      what = "is in another operation than the others at the same collective number: its code "
+             "path went another way";
+    else if (h->place == "failed")
+      what = "exited first: torchrun names it the root cause";
+    else if (h->place == "own-error")
+      what = "hit a fatal error of its own";
     else if (h->place == "ras-dead")
       what = "is considered dead by NCCL RAS (unreachable for 60 s or more)";
     else if (h->place == "ras-missing")
@@ -703,8 +1055,9 @@ void emit_group(const HangGroup& g, Emitter& e) {
   } else if (application) {
     fd.action = Action::kFixApplication;
     fd.decision_note =
-        g.signature == "ran-ahead"
-            ? "A rank one collective ahead of all others is the job's own code path: find the "
+        g.signature == "ran-ahead" || g.signature == "desync"
+            ? "A rank out of step with the others (one collective ahead, or another operation at "
+              "the same number) is the job's own code path: find the "
               "branch that issues that collective on some ranks only (compare the ranks' last "
               "operations in the flight recorder) and make every rank take it."
             : "The culprit's own log shows why it left: fix that error (out of memory, an "

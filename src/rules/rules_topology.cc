@@ -403,6 +403,17 @@ void check_nvlink(const Context& c, Emitter& e) {
       }
       continue;
     }
+    // nvidia-smi nvlink -s could not read a single link ("all links are inActive"): a GPU with
+    // NVLink whose links are all down (a PCIe card without NVLink says so in other words).
+    if (g.nvlinks_all_inactive && active == 0 && !bridge_card && !driver_reported) {
+      warned.push_back(g.index);
+      e.add("nvlink-down", Severity::kWarning, {gpu_subject(g.index)},
+            fmt::format("{}{}: nvidia-smi nvlink -s found all its NVLinks inactive (\"Unable to "
+                        "retrieve NVLink information as all links are inActive\"): its peer "
+                        "traffic has no NVLink",
+                        gpu_subject(g.index), g.name ? " " + *g.name : std::string()));
+      continue;
+    }
     if (down.empty()) continue;
     const int known = active + static_cast<int>(down.size());
     std::vector<std::string> ids;
@@ -542,6 +553,11 @@ void check_fabric(const Context& c, Emitter& e) {
     else if ((state.empty() || state == "completed") && !status_ok)
       what = "fabric " + (state.empty() ? std::string("registration") : "state " + state) +
              ", status " + *fb.status;
+    // Driver 550+ also grades the fabric as a whole: "Health / Summary : Unhealthy" with the
+    // state Completed and the status Success.
+    if (what.empty() && fb.health_summary && to_lower(*fb.health_summary) != "healthy" &&
+        to_lower(*fb.health_summary) != "n/a" && to_lower(*fb.health_summary) != "not supported")
+      what = "fabric health " + *fb.health_summary;
     if (!what.empty()) groups[what].push_back(gpu_subject(g.index));
   }
   for (auto& [what, subjects] : groups)
@@ -996,6 +1012,14 @@ void check_nccl_fallbacks(const Context& c, Emitter& e) {
 
   std::size_t count = 0;
   for (const auto& ev : f.nccl_events) {
+    // A WARN NCCL prints when it carries on with a slower path (nccl_messages.cc).
+    if (ev.kind == "degraded") {
+      if (++count > kMaxNcclFindingsPerKind) break;
+      e.add("nccl-degraded-path", Severity::kWarning, {ev.host.value_or("NCCL")},
+            fmt::format("NCCL{} warned: \"{}\": it carries on with a slower path", on_host(ev.host),
+                        shorten(ev.detail)));
+      continue;
+    }
     if (ev.kind != "fallback") continue;
     Severity sev = Severity::kWarning;
     std::string what;
