@@ -76,7 +76,7 @@ constexpr XidInfo kXids[] = {
     {69, "ROBUST_CHANNEL_GR_CLASS_ERROR", "Graphics Engine class error",
      "The graphics/compute engine rejected a method of the command stream. Usually the "
      "application or its CUDA/graphics stack.",
-     O::kApplication, S::kWarning, "RESTART_APP"},
+     O::kApplication, S::kInfo, "RESTART_APP"},
     {74, "NVLINK_ERROR", "NVLINK Error",
      "An NVLink link reported an error (CRC/replay/training fault, link down). The message "
      "names the link; check it with nvidia-smi nvlink and the fabric manager.",

@@ -11,6 +11,7 @@
 #include "core/text_scan.h"
 #include "core/util.h"
 #include "import/importer.h"
+#include "import/collective_log.h"
 #include "import/nccl_log.h"
 
 namespace gpuvet::import {
@@ -424,22 +425,26 @@ Status import_nccl_tests(std::string_view text, Facts& out) {
 
   const std::size_t events_before = out.nccl_events.size();
   parse_nccl_log_events(text, out.nccl_events, &out.notes);
+  // Its NCCL init lines say which rank is which GPU (for culprit).
+  parse_collective_log(text, out.collective_ranks);
 
   if (out.measurements.size() == before) {
     const bool failed = std::any_of(out.nccl_events.begin() + static_cast<std::ptrdiff_t>(events_before),
                                     out.nccl_events.end(),
                                     [](const NcclEvent& e) { return e.kind == "error"; });
     if (failed) return Status::ok();  // the test's own failure lines (NCCL or CUDA errors)
-    if (header_seen && !contains(text, "Avg bus bandwidth")) {
+    const bool started = header_seen || (contains(text, "nThread ") && contains(text, " nGpus "));
+    if (started && !contains(text, "Avg bus bandwidth")) {
       // The table header and no row: the first size never completed. nccl-tests prints each
       // row as soon as its size is done, so a run that stops here hung in its first collective.
       NcclEvent ev;
       ev.kind = "stalled";
-      ev.detail = "nccl-tests printed its result table header and no row: the first collective "
-                  "never completed";
+      ev.detail = header_seen ? "nccl-tests printed its result table header and no row: the "
+                                "first collective never completed"
+                              : "nccl-tests started (its nThread line) and printed no result "
+                                "row: NCCL's init or the first collective never completed";
       out.nccl_events.push_back(std::move(ev));
-      out.notes.push_back("nccl-tests: the output ends after the table header, before any result "
-                          "row");
+      out.notes.push_back("nccl-tests: the output ends before any result row");
       return Status::ok();
     }
     out.notes.push_back("nccl-tests: no result row in the *_perf table");

@@ -179,6 +179,24 @@ std::optional<std::int64_t> number_after_hash(std::string_view line, std::size_t
   return parse_int(line.substr(h + 1, e - h - 1));
 }
 
+// Where a launcher's rank prefix ("[default3]:" of torchrun --tee, "[rank3]:") starts in `line`
+// at or after `from`; npos when none does.
+std::size_t rank_prefix_at(std::string_view line, std::size_t from) {
+  for (std::size_t p = line.find('[', from); p != npos; p = line.find('[', p + 1)) {
+    std::size_t d = p + 1;
+    if (line.compare(d, 7, "default") == 0)
+      d += 7;
+    else if (line.compare(d, 4, "rank") == 0)
+      d += 4;
+    else
+      continue;
+    std::size_t e = d;
+    while (e < line.size() && is_digit(line[e]) && e - d < 9) ++e;
+    if (e > d && e + 1 < line.size() && line[e] == ']' && line[e + 1] == ':') return p;
+  }
+  return npos;
+}
+
 struct Parser {
   // (rank or -1, pg or "") → record; -1: the line named no rank.
   std::map<std::pair<int, std::string>, CollectiveRank> records;
@@ -281,6 +299,13 @@ struct Parser {
   }
 
   void line(std::string_view raw) {
+    // A progress bar ends its updates in '\r', not '\n': another rank's line is glued behind
+    // it. Each rank's part is read as its own line.
+    if (const std::size_t next = rank_prefix_at(raw, 1); next != npos && !as_is) {
+      line(raw.substr(0, next));
+      line(raw.substr(next));
+      return;
+    }
     std::string_view line = strip_launcher_label(raw);
     if (line.empty()) return;
     // "… Watchdog caught collective operation timeout: " / "WorkNCCL(SeqNum=2059, …": one line.
@@ -288,7 +313,9 @@ struct Parser {
     if (!wrapped_watchdog.empty()) {
       joined = std::move(wrapped_watchdog);
       wrapped_watchdog.clear();
-      if (contains(line, "SeqNum=") || contains(line, "WorkNCCL(")) {
+      if (contains(line, "SeqNum=") || contains(line, "WorkNCCL(") ||
+          starts_with(trim(line), "collective operation timeout")) {
+        while (!joined.empty() && (joined.back() == ' ' || joined.back() == '\t')) joined.pop_back();
         joined += " ";
         joined += trim(line);
         line = joined;
@@ -299,7 +326,7 @@ struct Parser {
         as_is = false;
         joined.clear();
       }
-    } else if (!as_is && contains(line, "Watchdog caught collective operation timeout") &&
+    } else if (!as_is && contains(line, "Watchdog caught") &&
                !contains(line, "SeqNum=") && line.size() < 2048) {
       wrapped_watchdog = std::string(line);
       return;

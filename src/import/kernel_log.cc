@@ -220,6 +220,41 @@ bool parse_bracket(std::string_view s, std::size_t& i, Stamp& st) {
   if (!at(s, i, '[')) return false;
   std::size_t j = i + 1;
   skip_spaces(s, j);
+  // dmesg -H / --reltime: "[  +0.000844]" (time since the line before) and "[Feb22 10:31]"
+  // (the minute, no year) open each record: a kernel-log record with no time of its own.
+  if (at(s, j, '+')) {
+    ++j;
+    auto secs = read_number(s, j, 12);
+    if (!secs || !at(s, j, '.')) return false;
+    ++j;
+    read_fraction_us(s, j);
+    if (!at(s, j, ']')) return false;
+    st.bracket = true;
+    st.any = true;
+    i = j + 1;
+    skip_spaces(s, i);
+    return true;
+  }
+  if (const int mo = month_from_abbrev(s, j); mo != 0 && !is_weekday_abbrev(s, j)) {
+    std::size_t k = j + 3;
+    skip_spaces(s, k);
+    auto day = read_number(s, k, 2);
+    if (day && at(s, k, ' ')) {
+      ++k;
+      auto hh = read_number(s, k, 2);
+      if (hh && at(s, k, ':')) {
+        ++k;
+        auto mm = read_number(s, k, 2);
+        if (mm && at(s, k, ']')) {
+          st.bracket = true;
+          st.any = true;
+          i = k + 1;
+          skip_spaces(s, i);
+          return true;
+        }
+      }
+    }
+  }
   if (j < s.size() && is_digit(s[j])) {
     auto secs = read_number(s, j, 12);
     if (!secs || !at(s, j, '.')) return false;

@@ -543,6 +543,10 @@ int sniff_nccl_log(std::string_view whole) {
   std::string_view text = sniff_head(whole);
   const std::string_view tail = sniff_tail(whole);
   if (text.empty() || has_nccl_tests_table(text) || has_nccl_tests_table(tail)) return 0;
+  // nccl-tests' own banner ("# nThread 1 nGpus 4 minBytes …"): that importer reads the NCCL
+  // lines inside too, and knows a run that printed no result row.
+  if (contains(text, "nThread ") && contains(text, " nGpus ") && contains(text, "minBytes"))
+    return 0;
   int best = 0;
   if (has_watchdog_line(text) || has_watchdog_line(tail)) best = 95;
   std::size_t p = find(text, "NCCL INFO");

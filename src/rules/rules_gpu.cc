@@ -287,6 +287,15 @@ bool check_thermal(const Context& c, const GpuFacts& g, Emitter& e) {
   if (th.gpu_c && th.slowdown_c && *th.gpu_c >= *th.slowdown_c - c.t.slowdown_headroom_c)
     parts.push_back(fmt::format("{} °C, within {} °C of the slowdown temperature {} °C", *th.gpu_c,
                                 c.t.slowdown_headroom_c, *th.slowdown_c));
+  // The maximum operating temperature (nvidia-smi "GPU Max Operating Temp") is where the GPU
+  // starts slowing itself down to stay under it; a platform can set it far below slowdown.
+  if (th.gpu_c && th.gpu_max_operating_c && *th.gpu_max_operating_c > 0 &&
+      (!th.slowdown_c || *th.gpu_max_operating_c < *th.slowdown_c) &&
+      *th.gpu_c >= *th.gpu_max_operating_c - c.t.slowdown_headroom_c)
+    parts.push_back(fmt::format(
+        "{} °C, within {} °C of its maximum operating temperature {} °C (above it the GPU slows "
+        "down to stay under it)",
+        *th.gpu_c, c.t.slowdown_headroom_c, *th.gpu_max_operating_c));
   if (th.gpu_c && !th.margin_c && !th.slowdown_c && *th.gpu_c >= c.t.hot_temp_c)
     parts.push_back(fmt::format(
         "{} °C, at or above {} °C; the GPU reports no thermal limit (NVIDIA boards usually "

@@ -753,9 +753,9 @@ HangAnalysis analyse_hang(const Facts& f) {
     g.hang = true;
     g.signature = "transport-never-worked";
     g.summary =
-        "nccl-tests printed its result table header and no row, so its first collective never "
-        "completed on any rank: the transport between the GPUs or nodes never worked (P2P "
-        "through ACS or the IOMMU, the network, the fabric)";
+        "nccl-tests printed no result row, so its first collective (or NCCL's init) never "
+        "completed on any rank, if the run stopped where the output ends: the transport between "
+        "the GPUs or nodes never worked (P2P through ACS or the IOMMU, the network, the fabric)";
     a.groups.push_back(std::move(g));
   }
 
@@ -949,6 +949,9 @@ void emit_group(const HangGroup& g, Emitter& e) {
     if (subjects.empty()) subjects = {g.pg};
     if (g.signature == "frozen-process")
       e.add("collective-hang-frozen-process", subjects, ev);
+    else if (g.signature == "transport-never-worked" && g.pg == "nccl-tests")
+      // Only the end of a paste says it: a warning, since a paste cut short reads the same.
+      e.add("collective-hang-transport", Severity::kWarning, subjects, ev);
     else if (g.signature == "transport-never-worked")
       e.add("collective-hang-transport", subjects, ev);
     else

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -313,6 +314,90 @@ void check_peer(const Context& c, Emitter& e) {
     e.note("p2p-bandwidth-low: no expected bandwidth for " + list +
            " (path type, NVLink count or PCIe links unknown); their peer figures were not judged");
   }
+}
+
+// The same host↔device copy (tool, direction, GPU, transfer size) measured more than once,
+// at rates more than 2× apart: the link is the same, so the host side differs between the
+// runs — the far NUMA node's memory or CPUs, or a busy host. Needs no expected figure.
+void check_host_device_spread(const Context& c, Emitter& e) {
+  struct Spread {
+    double lo = 0, hi = 0;
+    int n = 0;
+  };
+  std::map<std::tuple<std::string, int, int, std::uint64_t>, Spread> by;
+  for (const auto& m : c.facts.measurements) {
+    const auto dir = host_direction(m);
+    if (!dir || !m.bandwidth_gbps || *m.bandwidth_gbps <= 0 || m.wrong_data || too_small(m))
+      continue;
+    const int gpu = host_copy_gpu(c.facts, m, *dir).value_or(-1);
+    Spread& sp = by[{m.tool, static_cast<int>(*dir), gpu, m.size_bytes.value_or(0)}];
+    if (sp.n++ == 0) {
+      sp.lo = sp.hi = *m.bandwidth_gbps;
+    } else {
+      sp.lo = std::min(sp.lo, *m.bandwidth_gbps);
+      sp.hi = std::max(sp.hi, *m.bandwidth_gbps);
+    }
+  }
+  for (const auto& [key, sp] : by) {
+    if (sp.n < 2 || sp.hi < 2 * sp.lo) continue;
+    const auto& [tool, dir, gpu, size] = key;
+    e.add("h2d-bandwidth-low", Severity::kWarning,
+          {gpu >= 0 ? gpu_subject(gpu) : std::string("host")},
+          fmt::format("the same {} copy{} ({}{}) ran at {} GB/s in one run and {} GB/s in "
+                      "another: the link is the same, so the host side differs — memory or "
+                      "CPUs on the far NUMA node (bind the process to the GPU's node: numactl "
+                      "--cpunodebind/--membind), or a busy host",
+                      dir_text(static_cast<HostDir>(dir)),
+                      gpu >= 0 ? " to " + gpu_subject(gpu) : std::string(), tool,
+                      size ? ", " + bytes_text(size) : std::string(), gbps(sp.lo), gbps(sp.hi)));
+  }
+}
+
+// p2pBandwidthLatencyTest measures every pair twice: with peer access on and off (through
+// host memory). Peer access slower than the copy through host memory needs no expected figure:
+// the direct path is broken, most often by PCIe ACS or the IOMMU redirecting peer traffic
+// through the root complex.
+void check_p2p_slower_than_host(const Context& c, Emitter& e) {
+  struct Both {
+    std::optional<double> on, off;
+  };
+  std::map<std::tuple<std::string, int, int>, Both> by;
+  for (const auto& m : c.facts.measurements) {
+    if (m.tool != "p2pBandwidthLatencyTest" || !m.bandwidth_gbps || !m.src_gpu || !m.dst_gpu ||
+        *m.src_gpu == *m.dst_gpu)
+      continue;
+    const bool on = m.test.find(" p2p enabled") != std::string::npos;
+    const bool off = m.test.find(" p2p disabled") != std::string::npos;
+    if (on == off) continue;
+    std::string kind = m.test.substr(0, m.test.find(" p2p "));
+    Both& b = by[{kind, *m.src_gpu, *m.dst_gpu}];
+    (on ? b.on : b.off) = *m.bandwidth_gbps;
+  }
+  std::map<std::pair<int, int>, std::string> slow;  // pair → the worst case, said
+  std::map<std::pair<int, int>, double> worst;
+  for (const auto& [key, b] : by) {
+    if (!b.on || !b.off || *b.off <= 0 || *b.on >= 0.5 * *b.off) continue;
+    const auto& [kind, src, dst] = key;
+    const std::pair<int, int> pair{std::min(src, dst), std::max(src, dst)};
+    const double ratio = *b.on / *b.off;
+    if (worst.count(pair) && worst[pair] <= ratio) continue;
+    worst[pair] = ratio;
+    slow[pair] = fmt::format("{}→{} {}: {} GB/s with peer access, {} GB/s through host memory",
+                             gpu_subject(src), gpu_subject(dst), kind, gbps(*b.on), gbps(*b.off));
+  }
+  if (slow.empty()) return;
+  std::vector<std::string> subjects, said;
+  for (const auto& [pair, text] : slow) {
+    subjects.push_back(pair_subject(pair.first, pair.second));
+    if (said.size() < 4) said.push_back(text);
+  }
+  e.add("p2p-bandwidth-low", Severity::kWarning, subjects,
+        fmt::format("peer access is slower than copying through host memory on {} pair{} ({}{}): "
+                    "the direct path is broken; PCIe ACS or the IOMMU redirecting peer traffic "
+                    "through the root complex is the usual cause (check ACSCtl in lspci -vvv and "
+                    "the kernel's iommu= setting)",
+                    slow.size(), slow.size() == 1 ? "" : "s", join(said, "; "),
+                    slow.size() > said.size() ? "; …" : ""));
 }
 
 // ================================================================ data corruption
@@ -628,7 +713,9 @@ void check_tune_framework(Emitter& e, const std::vector<ScalingLoss>& comms_boun
 
 void check_measurements(const Context& c, Emitter& e) {
   check_host_device(c, e);
+  check_host_device_spread(c, e);
   check_peer(c, e);
+  check_p2p_slower_than_host(c, e);
   check_data_corruption(c, e);
   const auto groups = scale_groups(c.facts);
   std::vector<ScalingLoss> comms_bound;
