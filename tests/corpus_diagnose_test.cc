@@ -25,7 +25,9 @@ namespace fs = std::filesystem;
 // cannot access its peer (GeForce: no PCIe P2P in NVIDIA's driver), the RTX 3090 whose
 // requested and enforced limits agree at 200 W of 350 W (an administrator's nvidia-smi -pl),
 // the AutoDL 2× RTX 2080 Ti topo -p2p matrix alone (NS with no GPU model in the file: info,
-// since GeForce cards have no PCIe P2P and nothing says these are datacenter cards).
+// since GeForce cards have no PCIe P2P and nothing says these are datacenter cards), the gpud
+// burst of Xid 13 and tinygrad's Xid 31 (NVIDIA's catalog: RESTART_APP, the program's fault:
+// info with action fix-application).
 const std::map<std::pair<std::string, std::string>, const char*> kRealProblems = {
     {{"nvbandwidth/"
       "nvbandwidth-issue34-8x-a100-sxm4-80gb-d2d-read-ce-pattern-verification-assert.txt",
@@ -82,8 +84,6 @@ const std::map<std::pair<std::string, std::string>, const char*> kRealProblems =
      "the capture shows P2P refused between the two GPUs"},
     {{"xid/bumblebee-issue554-legacy-gpu-fallen-off-bus.log", "gpu-unresponsive"},
      "the log says the GPU fell off the bus"},
-    {{"xid/gpud-dmesg-decode-iso-xid13-sm-exception-burst.log", "xid-error"},
-     "the log holds that Xid"},
     {{"xid/gpud-dmesg-xid-119-gsp-rpc-timeout.log", "xid-error"}, "the log holds that Xid"},
     {{"xid/gpud-readme-dmesg-ctime-xid13-xid109-peermem.log", "xid-error"},
      "the log holds that Xid"},
@@ -92,8 +92,6 @@ const std::map<std::pair<std::string, std::string>, const char*> kRealProblems =
      "the log says the GPU fell off the bus"},
     {{"xid/ogkm-issue1150-xid45-caused-by-xid149-xid145-multi-gpu.log", "xid-error"},
      "each Xid 45 names its cause, NVLink5 Xid 145/149: an NVLink fault, not the application"},
-    {{"xid/tinygrad-4090-p2p-hack-dmesg-xid31-mmu-fault.log", "xid-error"},
-     "the log holds that Xid"},
     {{"xid/vllm-issue40652-8xa100-xid119-gsp-timeout-pci-domain-0001.log", "xid-error"},
      "the log holds that Xid"},
 };

@@ -401,6 +401,8 @@ struct Measurement {
   // 11136)", gpuvet's "wrong data: 1 mismatched words"). Absent: right, or not checked. A
   // figure with wrong data is no bandwidth figure: the rules raise data-corruption instead.
   std::optional<std::string> wrong_data;
+  // The input it was read from (offline): runs of one test in two files are two runs.
+  std::optional<std::string> origin;
 };
 
 // One point of a GPU time series (nvidia-smi dmon, --query-gpu -l, gpuvet's own sampling).

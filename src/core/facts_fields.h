@@ -464,6 +464,7 @@ void fields(V& v, T&... t) {
   v("latency_us", t.latency_us...);
   v("note", t.note...);
   v("wrong_data", t.wrong_data...);
+  v("origin", t.origin...);
 }
 
 template <class V, MaybeConst<GpuSample>... T>

@@ -59,8 +59,8 @@ struct PinnedXid {
 };
 constexpr PinnedXid kPinned[] = {
     {8, Severity::kWarning, "RESTART_APP"},
-    {13, Severity::kWarning, "RESTART_APP"},
-    {31, Severity::kWarning, "RESTART_APP"},
+    {13, Severity::kInfo, "RESTART_APP"},
+    {31, Severity::kInfo, "RESTART_APP"},
     {32, Severity::kWarning, "RESTART_APP"},
     {38, Severity::kWarning, "IGNORE"},
     {43, Severity::kInfo, "IGNORE"},
@@ -73,7 +73,7 @@ constexpr PinnedXid kPinned[] = {
     {63, Severity::kWarning, "IGNORE"},
     {64, Severity::kCritical, "RESET_GPU"},
     {68, Severity::kWarning, "RESTART_APP"},
-    {69, Severity::kWarning, "RESTART_APP"},
+    {69, Severity::kInfo, "RESTART_APP"},
     {74, Severity::kCritical, "WORKFLOW_NVLINK_ERR"},  // a GPU reset or node reboot clears it
     {79, Severity::kCritical, "RESTART_BM"},
     {92, Severity::kWarning, "IGNORE"},

@@ -96,7 +96,9 @@ GpuFacts full_gpu(int index) {
   l1.remote_pci_bus_id = "0000:ff:00.0";
   l1.remote_gpu = 7;
   g.nvlinks = {l0, l1};
-  g.fabric = {"completed", "NVML_SUCCESS", 4000000000u, "cluster-uuid-" + std::to_string(index)};
+  g.fabric = {"completed", "NVML_SUCCESS", 4000000000u, "cluster-uuid-" + std::to_string(index),
+              "Unhealthy"};
+  g.nvlinks_all_inactive = true;
   g.acs_redirects_p2p = true;
   g.acs_bridges = {"0000:00:01.0", "0000:01:00.0"};
   g.iommu_group = "4" + std::to_string(index);
@@ -220,8 +222,14 @@ Facts full_facts() {
   fault.details = {"PTE Read access is not set"};
   fault.last_message = "DMAR: [DMA Read NO_PASID] Request device [3b:00.0] fault addr 0x0";
   f.kernel_log.iommu_faults = {fault};
+  DeviceErrorLog failed = aer;
+  failed.kind = "init-failed";
+  failed.driver = "nvidia";
+  failed.last_message = "NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x62:0x65:1792)";
+  f.kernel_log.driver_failures = {failed};
   PciDevice pci;
   pci.bdf = "0000:3b:00.0";
+  pci.revision = "a1";
   pci.class_name = "3D controller";
   pci.class_code = "0302";
   pci.vendor_device = "10de:2335";
@@ -285,6 +293,7 @@ Facts full_facts() {
   m.latency_us = 63896.0;
   m.note = "out-of-place";
   m.wrong_data = "#wrong 3";
+  m.origin = "bundle/nccl-tests.txt";
   f.measurements = {m};
   f.imported = {{"bundle/nvidia-smi-q.txt#part2", "nvidia-smi-q", {"refused -d PCI"}}};
   GpuSample sample;
@@ -363,6 +372,11 @@ Facts full_facts() {
   rank.last_op = "nccl:all_reduce";
   rank.op_counts = {{"AllReduce", 1580}};
   rank.ras_status = "dead";
+  rank.last_activity = "Running tokenizer on dataset:   9%";
+  rank.desync_state = "finished-not-joined";
+  rank.desync_seq = 182;
+  rank.exit_code = -9;
+  rank.root_cause = true;
   rank.errors = {"torch.OutOfMemoryError: CUDA out of memory."};
   f.collective_ranks = {rank};
   RasCommunicator comm;
@@ -373,6 +387,7 @@ Facts full_facts() {
   comm.missing_ranks = {21};
   comm.dead_ranks = {21};
   comm.details = {"2 ranks have launched up to operation 641"};
+  comm.launched = {{"640", 30}, {"641", 2}};
   f.ras_communicators = {comm};
   f.gpu_facts_unavailable = true;
   f.input_problems = {"bundle: looks like a gpuvet capture bundle but has no manifest.json"};

@@ -640,8 +640,13 @@ constexpr DriverFailureForm kDriverFailures[] = {
 // The GPU an NVRM record names: "GPU 0000:98:00.0:", "(PCI:0000:01:00)", "NVIDIA GPU
 // 0000:01:00.0 (PCI ID…".
 std::optional<std::string> nvrm_record_gpu(std::string_view text) {
-  for (std::size_t at = find(text, "GPU "); at != npos; at = find(text, "GPU ", at + 4))
+  for (std::size_t at = find(text, "GPU "); at != npos; at = find(text, "GPU ", at + 4)) {
+    // "GPU 0000:98:00.0: …": the bus id ends before the colon that follows it.
+    std::string_view id = text.substr(at + 4, 12);
+    if (id.size() == 12 && id[4] == ':' && id[7] == ':' && id[10] == '.')
+      if (auto b = normalize_pci_bus_id(id)) return b;
     if (auto b = bdf_at(text, at + 4)) return b;
+  }
   if (std::size_t p = find(text, "PCI:"); p != npos) {
     if (auto b = bdf_at(text, p + 4)) return b;
     const std::string_view v = text.substr(p + 4, 10);  // "0000:01:00": no function

@@ -179,6 +179,8 @@ class Merger {
   void operator()(std::string_view, PathType& d, const PathType& s) {
     if (d == PathType::kUnknown) d = s;
   }
+  // A flag an input saw (all NVLinks inactive, a stuck watchdog) stays seen.
+  void operator()(std::string_view, bool& d, const bool& s) { d = d || s; }
   // A plain value has no "not known" state to fill: it is what identifies the record (a GPU's
   // index, a link's number, a pair's ends) or its struct has a rule of its own (merge above,
   // the kernel log in FactsMerger). The first input's stays.
@@ -560,6 +562,8 @@ Facts import_text(std::string_view text, const std::string& origin, const Import
       if (!r.origin) r.origin = where;
       if (!r.rank) r.rank = rank_from_file_name(origin);
     }
+    for (auto& m : one.measurements)
+      if (!m.origin) m.origin = origin;
     out.imported.push_back(std::move(record));
     merge_facts(out, std::move(one), where);
   }

@@ -54,6 +54,10 @@ const char* place_words(const std::string& place) {
   if (place == "ras-missing") return "RAS: missing";
   if (place == "ras-dead") return "RAS: dead";
   if (place == "ras-outlier") return "RAS: outlier";
+  if (place == "ras-ahead") return "RAS: ran ahead";
+  if (place == "desync") return "other operation";
+  if (place == "failed") return "failed first";
+  if (place == "own-error") return "own error";
   return place.c_str();
 }
 

@@ -106,8 +106,10 @@ TEST(Diagnose, OfflineInputWithoutGpuFactsIsIncompleteNotOk) {
   EXPECT_EQ(diagnosis_exit_code(d), 3);
 }
 
-TEST(Diagnose, CriticalFindingWinsOverAnIncompleteInput) {
-  // A kernel log alone: no GPU facts, but an Xid 79 is still critical.
+TEST(Diagnose, AKernelLogAloneIsJudgedForWhatItCovers) {
+  // A kernel log alone: no GPU facts, but an Xid 79 is still critical, and the log is an
+  // answer for its part of the playbook (not an incomplete input); a note says what else to
+  // paste.
   const Facts f = import_text(
       "[ 1234.567890] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen "
       "off the bus.\n",
@@ -115,7 +117,8 @@ TEST(Diagnose, CriticalFindingWinsOverAnIncompleteInput) {
   ASSERT_TRUE(f.gpus.empty());
   const Diagnosis d = diagnose(f);
   EXPECT_EQ(d.worst, Severity::kCritical);
-  EXPECT_FALSE(d.incomplete.empty());
+  EXPECT_TRUE(d.incomplete.empty());
+  EXPECT_TRUE(has_note(d, "GPU checks not done"));
   EXPECT_EQ(diagnosis_exit_code(d), 2);
 }
 

@@ -858,7 +858,12 @@ std::optional<int> xid_cause(const Facts& f, std::size_t at, const std::string& 
 // reboot required) drains the node; else by where it comes from — the application's own
 // fault, the board or its links, the driver's configuration.
 Action xid_action(const hw::XidInfo* judged, Severity sev, bool current) {
-  if (!current || sev <= Severity::kInfo) return Action::kWatch;
+  if (!current) return Action::kWatch;
+  // NVIDIA's RESTART_APP bucket for the program's own faults: info for the node, an action
+  // for the job.
+  if (judged && judged->origin == hw::XidOrigin::kApplication && sev <= Severity::kWarning)
+    return Action::kFixApplication;
+  if (sev <= Severity::kInfo) return Action::kWatch;
   if (sev >= Severity::kCritical) return Action::kDrain;
   if (!judged) return Action::kWatch;
   switch (judged->origin) {
@@ -955,6 +960,16 @@ void check_xids(const Context& c, Emitter& e) {
     const hw::XidInfo* judged = cause ? cause : info;
     Severity table = judged ? judged->severity : Severity::kWarning;
     if (gr.action) table = cause ? std::max(table, gr.action->severity) : gr.action->severity;
+    // An application's Xid on a GPU the log also shows lost (off the bus, a driver failure) is
+    // not the program's alone: it came with the GPU's failure.
+    bool with_loss = false;
+    if (judged && judged->origin == hw::XidOrigin::kApplication && gr.bus) {
+      for (const auto& line : c.facts.kernel_log.fallen_off_bus)
+        if (auto b = bus_id_in(line); b && *b == *gr.bus) with_loss = true;
+      for (const auto& d : c.facts.kernel_log.driver_failures)
+        if (d.pci_bus_id && *d.pci_bus_id == *gr.bus) with_loss = true;
+      if (with_loss) table = std::max(table, Severity::kWarning);
+    }
     // Old events and events of an earlier boot are history: they explain, they do not alarm.
     const bool current = gr.recent + gr.unknown > 0;
     const Severity sev = current ? table : Severity::kInfo;
@@ -970,6 +985,7 @@ void check_xids(const Context& c, Emitter& e) {
     else
       evidence += fmt::format(" ({})", origin_phrase(info));
     if (gr.action) evidence += "; recovery action now: " + gr.action->text;
+    if (with_loss) evidence += "; the same GPU was lost from the bus in this log";
     const Placed& last = gr.last_placed;
     if (last.when == When::kUnknown) {
       evidence += "; time unknown";

@@ -313,9 +313,12 @@ void apply_torchrun_failures(const Facts& f, HangAnalysis& a, MakeRank& make_ran
   g.hang = true;
   g.signature = "rank-failed";
   name_culprits(g, root, "failed", make_rank);
+  // The exit code says more than the traceback line: it goes first.
   for (auto& h : g.ranks)
-    if (std::find(root.begin(), root.end(), h.rank) != root.end())
-      for (const auto& w : why) add_unique(h.errors, w, 6);
+    for (const auto& w : why)
+      if (w.rfind(fmt::format("rank {} ", h.rank), 0) == 0 &&
+          std::find(h.errors.begin(), h.errors.end(), w) == h.errors.end())
+        h.errors.insert(h.errors.begin(), w);
   g.summary = "torchrun's failure summary names this rank as the root cause (first observed "
               "failure): the job stopped because it exited" +
               (why.empty() ? std::string() : "; " + join(why, "; "));
@@ -383,7 +386,8 @@ HangAnalysis analyse_hang(const Facts& f) {
     max_into(s.started, r.last_started);
     max_into(s.done, r.last_completed);
     if (r.last_enqueued || r.last_completed || r.watchdog_stuck) s.progress = true;
-    if (r.source == "pytorch-log" && r.timeout_seq) {
+    // A watchdog timeout, with or without its SeqNum (older PyTorch prints none).
+    if (r.source == "pytorch-log" && (r.timeout_seq || r.timeout_op || r.ran_ms)) {
       s.timed_out = true;
       s.progress = true;
       s.timeout_seq = r.timeout_seq;
@@ -475,6 +479,12 @@ HangAnalysis analyse_hang(const Facts& f) {
         if (ranks.count(r) && (ranks[r].progress || ranks[r].activity)) continue;
         (who.count(r) ? silent : missing).push_back(r);
       }
+    // Inferred from the numbering alone, more than one rank left out is more likely a paste
+    // cut short than ranks that did not come: they are not listed.
+    if (!g.world_size && missing.size() + silent.size() > 1) {
+      missing.clear();
+      silent.clear();
+    }
     // Ranks seen busy with something else (their last line is not about collectives) while
     // others time out: they are where the job is, not in the collective.
     std::vector<int> busy;
@@ -484,7 +494,10 @@ HangAnalysis analyse_hang(const Facts& f) {
     // minority missing while the majority timed out. One rank's log alone names no one.
     std::size_t seen = 0;
     for (const auto& [rank, s] : ranks) seen += s.progress ? 1 : 0;
-    const bool missing_named = seen >= 2 && missing.size() + silent.size() < seen;
+    // Without the job's size, the ranks left out may be a paste cut short: one rank missing
+    // among several that timed out is named, more are not.
+    const bool missing_named = seen >= 2 && missing.size() + silent.size() < seen &&
+                               (g.world_size || missing.size() + silent.size() == 1);
     for (const auto& [rank, s] : ranks) {
       HangRank h = make_rank(rank, &s);
       h.place = "waiting";

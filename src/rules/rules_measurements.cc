@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -323,6 +324,7 @@ void check_host_device_spread(const Context& c, Emitter& e) {
   struct Spread {
     double lo = 0, hi = 0;
     int n = 0;
+    std::set<std::string> origins;
   };
   std::map<std::tuple<std::string, int, int, std::uint64_t>, Spread> by;
   for (const auto& m : c.facts.measurements) {
@@ -331,6 +333,7 @@ void check_host_device_spread(const Context& c, Emitter& e) {
       continue;
     const int gpu = host_copy_gpu(c.facts, m, *dir).value_or(-1);
     Spread& sp = by[{m.tool, static_cast<int>(*dir), gpu, m.size_bytes.value_or(0)}];
+    sp.origins.insert(m.origin.value_or(""));
     if (sp.n++ == 0) {
       sp.lo = sp.hi = *m.bandwidth_gbps;
     } else {
@@ -339,7 +342,8 @@ void check_host_device_spread(const Context& c, Emitter& e) {
     }
   }
   for (const auto& [key, sp] : by) {
-    if (sp.n < 2 || sp.hi < 2 * sp.lo) continue;
+    // Two runs are two inputs: one file may hold runs of several machines (a comparison).
+    if (sp.n < 2 || sp.hi < 2 * sp.lo || sp.origins.size() < 2) continue;
     const auto& [tool, dir, gpu, size] = key;
     e.add("h2d-bandwidth-low", Severity::kWarning,
           {gpu >= 0 ? gpu_subject(gpu) : std::string("host")},

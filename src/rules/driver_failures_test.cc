@@ -1,0 +1,183 @@
+// A GPU lost or never initialised, seen without NVML: the NVIDIA driver's own failure strings
+// (open-gpu-kernel-modules: nv.c, osinit.c), lspci's "rev ff", nvidia-smi's table rows alone,
+// the fabric's health and NVLinks all inactive; and a paste that covers part of the playbook
+// is judged for that part (exit 3 only when nothing could be judged).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "gpuvet/diagnose.h"
+#include "gpuvet/import.h"
+#include "rules/rule_test_util.h"
+
+namespace gpuvet::rules {
+namespace {
+
+using testing::with_id;
+
+Diagnosis judge(const std::string& text, const std::string& name) {
+  return diagnose(import_text(text, name));
+}
+
+std::vector<Finding> ids(const Diagnosis& d, const std::string& id) {
+  std::vector<Finding> out;
+  for (const auto& f : d.findings)
+    if (f.id == id) out.push_back(f);
+  return out;
+}
+
+TEST(DriverFailures, RmInitAdapterNamesTheGpuAsUnresponsive) {
+  const Diagnosis d = judge(
+      "[  903.609564] NVRM: RmInitAdapter: Cannot initialize GSP firmware RM\n"
+      "[  903.610907] NVRM: GPU 0000:98:00.0: RmInitAdapter failed! (0x62:0x65:1792)\n"
+      "[  903.611884] NVRM: GPU 0000:98:00.0: rm_init_adapter failed, device minor number 0\n"
+      "[ 2052.745833] NVRM: GPU 0000:98:00.0: RmInitAdapter failed! (0x62:0x65:1792)\n",
+      "dmesg.txt");
+  auto u = ids(d, "gpu-unresponsive");
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].severity, Severity::kCritical);
+  EXPECT_EQ(u[0].subjects, std::vector<std::string>{"0000:98:00.0"});
+  EXPECT_NE(u[0].evidence.find("2 lines"), std::string::npos) << u[0].evidence;
+  // A kernel log alone is judged for what it covers: critical, not "incomplete".
+  EXPECT_EQ(diagnosis_exit_code(d), 2);
+}
+
+TEST(DriverFailures, OldDriversWithoutABusIdAndResetRequired) {
+  const Diagnosis old = judge(
+      "[87669.726564] NVRM: RmInitAdapter failed! (0x26:0xffff:1375)\n"
+      "[87669.726572] NVRM: rm_init_adapter failed for device bearing minor number 0\n",
+      "dmesg.txt");
+  auto u = ids(old, "gpu-unresponsive");
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].subjects, std::vector<std::string>{"host"});
+  const Diagnosis reset = judge(
+      "[ 1.0] NVRM: GPU0 nvAssertOkFailedNoLog: Assertion failed: Reset required "
+      "[NV_ERR_RESET_REQUIRED] (0x00000063) returned from pRmApi->Control\n"
+      "[ 2.0] NVRM: GPU0 something else\n"
+      "[ 3.0] NVRM: GPU1 fine\n",
+      "dmesg.txt");
+  EXPECT_EQ(ids(reset, "gpu-unresponsive").size(), 1u);
+}
+
+TEST(DriverFailures, GpusTheDriverNeverTookAreMissing) {
+  const Diagnosis d = judge(
+      "[188549.976351] NVRM: The NVIDIA probe routine was not called for 3 device(s).\n"
+      "[188549.977053] NVRM: This can occur when a driver such as: \n"
+      "[188549.977060] NVRM: No NVIDIA graphics adapter probed!\n",
+      "dmesg.txt");
+  auto m = ids(d, "gpu-missing");
+  ASSERT_FALSE(m.empty());
+  EXPECT_EQ(m[0].severity, Severity::kCritical);
+  EXPECT_EQ(m[0].action, Action::kFixConfig);
+}
+
+TEST(DriverFailures, AnNvrmLineThatIsNotAFailureRaisesNothing) {
+  const Diagnosis d = judge(
+      "[    5.111] nvidia: module verification failed: signature and/or required key missing - "
+      "tainting kernel\n"
+      "[    5.222] nvidia-nvlink: Nvlink Core is being initialized, major device number 511\n"
+      "[    5.333] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  525.147.05\n",
+      "dmesg.txt");
+  EXPECT_LE(d.worst, Severity::kInfo);
+  EXPECT_EQ(diagnosis_exit_code(d), 0);  // a clean kernel log is an answer for its part
+}
+
+TEST(DriverFailures, LspciRevisionFfIsAGpuThatNoLongerAnswers) {
+  const Facts f = import_text(
+      "1b:00.0 3D controller: NVIDIA Corporation TU102GL [Quadro RTX 6000/8000] (rev a1)\n"
+      "1c:00.0 3D controller: NVIDIA Corporation TU102GL [Quadro RTX 6000/8000] (rev ff)\n"
+      "1d:00.0 Ethernet controller: Intel Corporation I350 Gigabit (rev ff)\n",
+      "lspci.txt");
+  ASSERT_EQ(f.pci_devices.size(), 3u);
+  EXPECT_EQ(f.pci_devices[0].revision, "a1");
+  EXPECT_EQ(f.pci_devices[1].revision, "ff");
+  const Diagnosis d = diagnose(f);
+  auto u = ids(d, "gpu-unresponsive");
+  ASSERT_EQ(u.size(), 1u);  // the NIC is not a GPU
+  ASSERT_EQ(f.gpus.size(), 2u);  // lspci lists the two NVIDIA functions as GPUs
+  EXPECT_EQ(f.gpus[1].pci_bus_id, "0000:1c:00.0");
+  EXPECT_EQ(u[0].subjects, std::vector<std::string>{"GPU1"});
+  EXPECT_NE(u[0].evidence.find("0000:1c:00.0"), std::string::npos) << u[0].evidence;
+}
+
+TEST(DriverFailures, NothingToJudgeIsStillIncomplete) {
+  const Diagnosis d = judge(
+      "Architecture:            x86_64\n  CPU op-mode(s):        32-bit, 64-bit\n"
+      "  Address sizes:         46 bits physical, 57 bits virtual\n"
+      "CPU(s):                  64\n  On-line CPU(s) list:   0-63\n"
+      "Model name:              Intel(R) Xeon(R) Platinum 8468\n",
+      "lscpu.txt");
+  EXPECT_EQ(diagnosis_exit_code(d), 3);
+}
+
+TEST(NvsmiFields, FabricHealthUnhealthyIsDegraded) {
+  const std::string q =
+      "==============NVSMI LOG==============\n\n"
+      "Driver Version                            : 570.86.15\n\n"
+      "Attached GPUs                             : 1\n"
+      "GPU 00000009:01:00.0\n"
+      "    Product Name                          : NVIDIA GB200\n"
+      "    Fabric\n"
+      "        State                             : Completed\n"
+      "        Status                            : Success\n"
+      "        CliqueId                          : 2\n"
+      "        ClusterUUID                       : dc6e40c4-d722-4357-9ba6-5291dd461278\n"
+      "        Health\n"
+      "            Summary                       : Unhealthy\n"
+      "            Bandwidth                     : Full\n";
+  const Facts f = import_text(q, "q.txt");
+  ASSERT_EQ(f.gpus.size(), 1u);
+  EXPECT_EQ(f.gpus[0].fabric.health_summary, "Unhealthy");
+  EXPECT_EQ(ids(diagnose(f), "fabric-degraded").size(), 1u);
+  std::string healthy = q;
+  healthy.replace(healthy.find("Unhealthy"), 9, "Healthy");
+  EXPECT_TRUE(ids(diagnose(import_text(healthy, "q.txt")), "fabric-degraded").empty());
+}
+
+TEST(NvsmiFields, AllNvlinksInactiveIsAFindingOnThatGpu) {
+  const Facts f = import_text(
+      "GPU 2: NVIDIA B200 (UUID: GPU-1b2c3d4e-0000-0000-0000-000000000000)\n"
+      "NVML: Unable to retrieve NVLink information as all links are inActive\n",
+      "nvlink.txt");
+  ASSERT_EQ(f.gpus.size(), 1u);
+  EXPECT_TRUE(f.gpus[0].nvlinks_all_inactive);
+  auto d = ids(diagnose(f), "nvlink-down");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].subjects, std::vector<std::string>{"GPU2"});
+}
+
+TEST(NvsmiFields, TableRowsWithoutTheHeaderAreRead) {
+  const Facts f = import_text(
+      "+-------------------------------+----------------------+----------------------+\n"
+      "|   1  Tesla V100-PCIE...  On   | 00008ED0:00:00.0 Off |                    0 |\n"
+      "| N/A   29C    P0   ERR! / 250W |    593MiB / 16160MiB |      0%      Default |\n"
+      "|                               |                      |                  N/A |\n"
+      "+-------------------------------+----------------------+----------------------+\n",
+      "row.txt");
+  ASSERT_EQ(f.gpus.size(), 1u);
+  EXPECT_EQ(f.gpus[0].index, 1);
+  EXPECT_EQ(f.gpus[0].pci_bus_id, "8ed0:00:00.0");
+  // One field read as ERR! is a failed sensor, not a lost GPU.
+  EXPECT_FALSE(f.gpus[0].unresponsive);
+  EXPECT_TRUE(ids(diagnose(f), "gpu-unresponsive").empty());
+}
+
+TEST(KernelLogStamps, DmesgHumanReadableRelativeStampsAreRead) {
+  const Facts f = import_text(
+      "[Feb22 10:31] pcieport 0000:00:03.0: AER: Multiple Uncorrected (Fatal) error received: "
+      "0000:00:03.0\n"
+      "[  +0.000004] pcieport 0000:00:03.0: PCIe Bus Error: severity=Uncorrected (Fatal), "
+      "type=Transaction Layer, (Requester ID)\n"
+      "[  +0.000898] pcieport 0000:00:03.0:   device [8086:6f08] error status/mask=00004020/00000000\n"
+      "[  +0.000894] pcieport 0000:00:03.0:    [14] CmpltTO                (First)\n"
+      "[  +0.000921] nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)\n",
+      "dmesg.txt");
+  ASSERT_FALSE(f.imported.empty());
+  EXPECT_EQ(f.imported[0].format, "kernel-log");
+  ASSERT_FALSE(f.kernel_log.pcie_aer.empty());
+  EXPECT_FALSE(ids(diagnose(f), "pcie-aer-errors").empty());
+}
+
+}  // namespace
+}  // namespace gpuvet::rules
