@@ -213,3 +213,54 @@ TEST(CulpritCli, BadInputIsAMessageOnStderrAndExitThree) {
 
 }  // namespace
 }  // namespace gpuvet
+
+namespace gpuvet {
+namespace {
+
+// The PG status line every rank of a hung job prints (PyTorch ≥ 2.3), one rank's worth.
+std::string pg_status(int rank, int enqueued, int completed) {
+  return "[rank" + std::to_string(rank) + "]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:1844] "
+         "[PG ID 0 PG GUID 0(default_pg) Rank " + std::to_string(rank) +
+         "] Exception (either an error or timeout) detected by watchdog at work: " +
+         std::to_string(enqueued) + ", last enqueued NCCL work: " + std::to_string(enqueued) +
+         ", last completed NCCL work: " + std::to_string(completed) + ".\n";
+}
+
+// Reliability review E12: one log of 100 000 ranks, rank 77 777 one collective behind.
+TEST(CulpritScale, OneLogOfAHundredThousandRanksNamesTheRankBehind) {
+  const fs::path dir = scratch("100k");
+  {
+    std::ofstream out(dir / "job.log");
+    for (int r = 0; r < 100000; ++r) out << (r == 77777 ? pg_status(r, 499, 499) : pg_status(r, 500, 499));
+  }
+  auto r = gpuvet({"culprit", "--json", (dir / "job.log").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["culprits"].size(), 1u) << r.out.substr(0, 2000);
+  EXPECT_EQ(doc["culprits"][0]["rank"], 77777);
+  EXPECT_TRUE(doc["problems"].empty()) << doc["problems"].dump();
+  fs::remove_all(dir);
+}
+
+// E12: 30 000 per-rank logs in one directory (more than the 20 000 files diagnose reads), the
+// last rank's log missing: that rank, and no rank whose log exists, is named.
+TEST(CulpritScale, ThirtyThousandPerRankLogsNameTheMissingRank) {
+  const fs::path dir = scratch("30k");
+  for (int r = 0; r < 29999; ++r) {
+    std::ofstream out(dir / ("rank" + std::to_string(r) + ".log"));
+    out << "node" << r / 8 << ":" << 1000 + r << ":" << 1000 + r << " [" << r % 8
+        << "] NCCL INFO comm 0x5555 rank " << r << " nranks 30000 cudaDev " << r % 8
+        << " busId 1b000 commId 0x77 - Init COMPLETE\n"
+        << pg_status(r, 812, 811);
+  }
+  auto r = gpuvet({"culprit", "--json", dir.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["culprits"].size(), 1u) << r.out.substr(0, 2000);
+  EXPECT_EQ(doc["culprits"][0]["rank"], 29999);
+  EXPECT_TRUE(doc["problems"].empty()) << doc["problems"].dump();
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace gpuvet

@@ -27,6 +27,8 @@ struct CulpritArgs {
   bool no_color = false;
 };
 
+constexpr std::size_t kMaxCulpritInputs = std::size_t{1} << 18;
+
 bool is_hang_finding(const Finding& f) { return f.id.rfind("collective-hang", 0) == 0; }
 
 // What explains a hang where no rank is singled out: NCCL's own errors, a transport or a GPU
@@ -49,8 +51,12 @@ bool unreadable_note(const std::string& note) {
 
 Outcome run_culprit(const CulpritArgs& args) {
   std::vector<std::string> paths = args.paths;
+  // A job's per-rank logs: as many files as ranks. Past kMaxCulpritInputs the cut is an input
+  // problem (said on stderr and in --json), never a rank silently "missing".
+  ImportOptions options;
+  options.max_files = kMaxCulpritInputs;
   Result<Facts> imported =
-      paths.size() == 1 && paths.front() == "-" ? import_from("-") : import_paths(paths);
+      paths.size() == 1 && paths.front() == "-" ? import_from("-") : import_paths(paths, options);
   if (!imported.is_ok()) {
     std::cerr << "gpuvet: " << imported.status().message() << "\n";
     return {kExitUnusable, false};
@@ -62,7 +68,8 @@ Outcome run_culprit(const CulpritArgs& args) {
   for (const auto& f : facts.imported) report.inputs.push_back(f.path + ": " + f.format);
   report.problems = facts.input_problems;
   for (const auto& n : facts.notes)
-    if (unreadable_note(n) &&
+    if ((unreadable_note(n) || n.find("files not read (more than") != std::string::npos ||
+         n.find("records not kept") != std::string::npos) &&
         std::find(report.problems.begin(), report.problems.end(), n) == report.problems.end())
       report.problems.push_back(n);
 

@@ -426,7 +426,7 @@ Status import_nccl_tests(std::string_view text, Facts& out) {
   const std::size_t events_before = out.nccl_events.size();
   parse_nccl_log_events(text, out.nccl_events, &out.notes);
   // Its NCCL init lines say which rank is which GPU (for culprit).
-  parse_collective_log(text, out.collective_ranks);
+  parse_collective_log(text, out.collective_ranks, &out.notes);
 
   if (out.measurements.size() == before) {
     const bool failed = std::any_of(out.nccl_events.begin() + static_cast<std::ptrdiff_t>(events_before),

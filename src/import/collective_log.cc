@@ -17,7 +17,7 @@ constexpr std::size_t npos = std::string_view::npos;
 constexpr std::size_t kMaxLine = 16 << 10;
 constexpr std::size_t kMaxErrorsPerRank = 6;
 constexpr std::size_t kMaxErrorText = 300;
-constexpr std::size_t kMaxRecords = 4096;
+constexpr std::size_t kMaxRecords = kMaxCollectiveRecords;
 
 using text_scan::contains;
 using text_scan::find;
@@ -220,12 +220,14 @@ struct Parser {
   std::map<std::pair<std::string, int>, Identity> identities;  // (host, pid)
   std::vector<std::string> rankless_errors;
   std::size_t lines = 0;
+  std::size_t dropped = 0;  // lines of ranks past kMaxRecords
 
   CollectiveRank& record(const Where& w) {
     const std::pair<int, std::string> key{w.rank.value_or(-1), w.pg.value_or("")};
     auto it = records.find(key);
     if (it == records.end()) {
       if (records.size() >= kMaxRecords) {
+        ++dropped;
         static thread_local CollectiveRank overflow;
         overflow = {};
         return overflow;
@@ -695,11 +697,15 @@ struct Parser {
 
 }  // namespace
 
-std::size_t parse_collective_log(std::string_view text, std::vector<CollectiveRank>& out) {
+std::size_t parse_collective_log(std::string_view text, std::vector<CollectiveRank>& out,
+                                 std::vector<std::string>* notes) {
   Parser p;
   text_scan::LineReader lines(text);
   for (std::string_view line; lines.next(line);) p.line(line.substr(0, kMaxLine));
   p.finish(out);
+  if (p.dropped && notes)
+    notes->push_back(std::to_string(p.dropped) + " collective lines of ranks past the first " +
+                     std::to_string(kMaxRecords) + " (rank, process group) records not kept");
   return p.lines;
 }
 

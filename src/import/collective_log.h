@@ -31,8 +31,12 @@
 
 namespace gpuvet::import {
 
-// Appends the records of `text` to `out`. Returns how many lines were read into them.
-std::size_t parse_collective_log(std::string_view text, std::vector<CollectiveRank>& out);
+// Appends the records of `text` to `out`. Returns how many lines were read into them. At most
+// kMaxCollectiveRecords (rank, process group) records are kept per text; past that a note in
+// `notes` says how many lines were not kept.
+inline constexpr std::size_t kMaxCollectiveRecords = std::size_t{1} << 18;
+std::size_t parse_collective_log(std::string_view text, std::vector<CollectiveRank>& out,
+                                 std::vector<std::string>* notes = nullptr);
 
 // Whether `text` holds a PyTorch watchdog progress or timeout line (for the sniffer).
 bool has_collective_progress_line(std::string_view text);

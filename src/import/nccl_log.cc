@@ -598,7 +598,7 @@ Status import_nccl_log(std::string_view text, Facts& out) {
   // The same lines say where each rank's collectives stood (a hang's watchdog lines) and who
   // the rank is (host, pid, GPU): the hang rules read those.
   const std::size_t ranks_before = out.collective_ranks.size();
-  parse_collective_log(text, out.collective_ranks);
+  parse_collective_log(text, out.collective_ranks, &out.notes);
   if (out.nccl_events.size() == before && out.collective_ranks.size() == ranks_before) {
     out.notes.push_back("nccl log: no NCCL version, transport, network, warning or timeout line");
     return Status::invalid_input("no NCCL events in the text");

@@ -474,7 +474,7 @@ HangAnalysis analyse_hang(const Facts& f) {
         ++timed;
         if (!g.world_size) span = std::max(span, rank + 1);
       }
-    if (span > 0 && span <= 100000)
+    if (span > 0 && span <= (1 << 20))
       for (int r = 0; r < span; ++r) {
         if (ranks.count(r) && (ranks[r].progress || ranks[r].activity)) continue;
         (who.count(r) ? silent : missing).push_back(r);
