@@ -220,7 +220,11 @@ struct GpuFacts {
   Utilization utilization;
   std::optional<bool> mig_enabled;
   std::optional<std::string> persistence_mode;  // "enabled" / "disabled"
-  std::optional<int> pstate;                    // 0 for P0
+  // What the driver says the GPU needs to recover (nvidia-smi -q "GPU Recovery Action", driver
+  // 550+; NVML's recovery action): "None", "Reset", "Reboot", "Drain P2P", "Drain and Reset",
+  // as printed.
+  std::optional<std::string> recovery_action;
+  std::optional<int> pstate;  // 0 for P0
   std::vector<NvLink> nvlinks;
   // nvidia-smi nvlink -s: "Unable to retrieve NVLink information as all links are inActive".
   bool nvlinks_all_inactive = false;
@@ -315,6 +319,9 @@ struct KernelLog {
   // I/O region is invalid, "unsupported" a GPU this driver does not support, "not-probed"
   // another driver owns the GPUs, "no-adapter" no NVIDIA GPU found), per device and kind.
   std::vector<DeviceErrorLog> driver_failures;
+  // The kernel's hung-task watchdog ("INFO: task python3:4412 blocked for more than 122
+  // seconds."): code 0, the task's name and pid, the time.
+  std::vector<XidEvent> hung_tasks;
 };
 
 // ---------------------------------------------------------------- processes
@@ -359,7 +366,7 @@ struct PciDevice {
   std::optional<int> gen_sta;  // LnkSta: what the link trained to
   std::optional<int> width_sta;
   std::optional<std::string> revision;  // "(rev a1)"; "ff" is a device that reads all ones
-  std::vector<std::string> acs_ctl;  // ACSCtl flags set: "SrcValid", "ReqRedir", …
+  std::vector<std::string> acs_ctl;     // ACSCtl flags set: "SrcValid", "ReqRedir", …
   // AER status bits set and not masked: UESta (uncorrectable; "fatal" those UESvrt marks
   // fatal) and CESta (correctable): "CmpltTO", "RxErr", …
   std::vector<std::string> aer_uncorrected;

@@ -77,8 +77,8 @@ TEST(CulpritCli, NamesTheCulpritFirstForEachSignature) {
       // so they are not named; the warning says so.
       {"real/nccl-1911",
        1,
-       {"NO SINGLE CULPRIT", "ranks 12, 13 launched more operations",
-        "RAS: ran ahead", "warning collective-hang"}},
+       {"NO SINGLE CULPRIT", "ranks 12, 13 launched more operations", "RAS: ran ahead",
+        "warning collective-hang"}},
   };
   for (const auto& c : cases) {
     auto r = gpuvet({"culprit", "--no-color", hang(c.dir)});
@@ -219,8 +219,10 @@ namespace {
 
 // The PG status line every rank of a hung job prints (PyTorch ≥ 2.3), one rank's worth.
 std::string pg_status(int rank, int enqueued, int completed) {
-  return "[rank" + std::to_string(rank) + "]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:1844] "
-         "[PG ID 0 PG GUID 0(default_pg) Rank " + std::to_string(rank) +
+  return "[rank" + std::to_string(rank) +
+         "]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:1844] "
+         "[PG ID 0 PG GUID 0(default_pg) Rank " +
+         std::to_string(rank) +
          "] Exception (either an error or timeout) detected by watchdog at work: " +
          std::to_string(enqueued) + ", last enqueued NCCL work: " + std::to_string(enqueued) +
          ", last completed NCCL work: " + std::to_string(completed) + ".\n";
@@ -231,7 +233,8 @@ TEST(CulpritScale, OneLogOfAHundredThousandRanksNamesTheRankBehind) {
   const fs::path dir = scratch("100k");
   {
     std::ofstream out(dir / "job.log");
-    for (int r = 0; r < 100000; ++r) out << (r == 77777 ? pg_status(r, 499, 499) : pg_status(r, 500, 499));
+    for (int r = 0; r < 100000; ++r)
+      out << (r == 77777 ? pg_status(r, 499, 499) : pg_status(r, 500, 499));
   }
   auto r = gpuvet({"culprit", "--json", (dir / "job.log").string()});
   EXPECT_EQ(r.exit_code, 2) << r.err;

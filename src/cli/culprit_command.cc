@@ -34,10 +34,9 @@ bool is_hang_finding(const Finding& f) { return f.id.rfind("collective-hang", 0)
 // What explains a hang where no rank is singled out: NCCL's own errors, a transport or a GPU
 // that failed under the job.
 bool explains_hang(const Finding& f) {
-  static constexpr const char* kIds[] = {"nccl-error",        "gpu-unresponsive",
-                                         "p2p-unavailable",   "acs-blocks-p2p",
-                                         "iommu-fault",       "nccl-degraded-path",
-                                         "fabric-degraded",   "data-corruption"};
+  static constexpr const char* kIds[] = {
+      "nccl-error",  "gpu-unresponsive",   "p2p-unavailable", "acs-blocks-p2p",
+      "iommu-fault", "nccl-degraded-path", "fabric-degraded", "data-corruption"};
   return f.severity >= Severity::kWarning &&
          std::any_of(std::begin(kIds), std::end(kIds), [&](const char* id) { return f.id == id; });
 }
@@ -81,9 +80,9 @@ Outcome run_culprit(const CulpritArgs& args) {
       if (h.pci_bus_id &&
           std::find(g.culprits.begin(), g.culprits.end(), h.rank) != g.culprits.end())
         culprit_buses.push_back(*h.pci_bus_id);
-  const bool culprit_named = std::any_of(
-      report.analysis.groups.begin(), report.analysis.groups.end(),
-      [](const HangGroup& g) { return g.hang && !g.culprits.empty(); });
+  const bool culprit_named =
+      std::any_of(report.analysis.groups.begin(), report.analysis.groups.end(),
+                  [](const HangGroup& g) { return g.hang && !g.culprits.empty(); });
   for (const auto& f : d.findings) {
     bool keep = is_hang_finding(f) || explains_hang(f);
     // An Xid on a culprit's GPU; with no culprit named, any Xid that is not history.

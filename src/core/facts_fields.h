@@ -267,6 +267,7 @@ void fields(V& v, T&... t) {
   v("utilization", t.utilization...);
   v("mig_enabled", t.mig_enabled..., kStable);
   v("persistence_mode", t.persistence_mode...);
+  v("recovery_action", t.recovery_action...);
   v("pstate", t.pstate...);
   v("nvlinks", t.nvlinks...);
   v("nvlinks_all_inactive", t.nvlinks_all_inactive...);
@@ -335,6 +336,7 @@ void fields(V& v, T&... t) {
   v("pcie_aer", t.pcie_aer..., kAppend);
   v("iommu_faults", t.iommu_faults..., kAppend);
   v("driver_failures", t.driver_failures..., kAppend);
+  v("hung_tasks", t.hung_tasks..., kAppend);
 }
 
 // ---------------------------------------------------------------- processes

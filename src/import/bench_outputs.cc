@@ -10,8 +10,8 @@
 
 #include "core/text_scan.h"
 #include "core/util.h"
-#include "import/importer.h"
 #include "import/collective_log.h"
+#include "import/importer.h"
 #include "import/nccl_log.h"
 
 namespace gpuvet::import {
@@ -429,9 +429,9 @@ Status import_nccl_tests(std::string_view text, Facts& out) {
   parse_collective_log(text, out.collective_ranks, &out.notes);
 
   if (out.measurements.size() == before) {
-    const bool failed = std::any_of(out.nccl_events.begin() + static_cast<std::ptrdiff_t>(events_before),
-                                    out.nccl_events.end(),
-                                    [](const NcclEvent& e) { return e.kind == "error"; });
+    const bool failed =
+        std::any_of(out.nccl_events.begin() + static_cast<std::ptrdiff_t>(events_before),
+                    out.nccl_events.end(), [](const NcclEvent& e) { return e.kind == "error"; });
     if (failed) return Status::ok();  // the test's own failure lines (NCCL or CUDA errors)
     const bool started = header_seen || (contains(text, "nThread ") && contains(text, " nGpus "));
     if (started && !contains(text, "Avg bus bandwidth")) {

@@ -317,7 +317,8 @@ struct Parser {
       wrapped_watchdog.clear();
       if (contains(line, "SeqNum=") || contains(line, "WorkNCCL(") ||
           starts_with(trim(line), "collective operation timeout")) {
-        while (!joined.empty() && (joined.back() == ' ' || joined.back() == '\t')) joined.pop_back();
+        while (!joined.empty() && (joined.back() == ' ' || joined.back() == '\t'))
+          joined.pop_back();
         joined += " ";
         joined += trim(line);
         line = joined;
@@ -328,8 +329,8 @@ struct Parser {
         as_is = false;
         joined.clear();
       }
-    } else if (!as_is && contains(line, "Watchdog caught") &&
-               !contains(line, "SeqNum=") && line.size() < 2048) {
+    } else if (!as_is && contains(line, "Watchdog caught") && !contains(line, "SeqNum=") &&
+               line.size() < 2048) {
       wrapped_watchdog = std::string(line);
       return;
     }
@@ -430,8 +431,8 @@ struct Parser {
       for (int r : ranks) {
         CollectiveRank& d = desync_record(r);
         // A lagging verdict outranks the snapshot's started/finished for the same rank.
-        const bool verdict = std::string_view(state) != "started" &&
-                             std::string_view(state) != "finished";
+        const bool verdict =
+            std::string_view(state) != "started" && std::string_view(state) != "finished";
         if (d.desync_state && !verdict && *d.desync_state != "started" &&
             *d.desync_state != "finished")
           continue;
@@ -451,8 +452,7 @@ struct Parser {
         const std::string_view fp = line.substr(run);
         auto seq = int_after(fp, "SequenceNumber=");
         const std::string_view op = word_after(fp, "OpType=", ", )");
-        if (r && seq && !op.empty())
-          mark({*r}, "started", seq, text_scan::printable(op, 48));
+        if (r && seq && !op.empty()) mark({*r}, "started", seq, text_scan::printable(op, 48));
       }
       return true;
     }
@@ -475,8 +475,8 @@ struct Parser {
       mark(rank_list_at(list, 0), "missing", fr_seq, fr_op);
       return true;
     }
-    if (std::size_t p = find(line, "ranks ["); p != npos &&
-        contains(line, "are the lagging ranks that caused this timeout")) {
+    if (std::size_t p = find(line, "ranks [");
+        p != npos && contains(line, "are the lagging ranks that caused this timeout")) {
       mark(rank_list_at(line, p + 6), "never-joined", std::nullopt, std::nullopt);
       return true;
     }

@@ -99,6 +99,7 @@ GpuFacts full_gpu(int index) {
   g.fabric = {"completed", "NVML_SUCCESS", 4000000000u, "cluster-uuid-" + std::to_string(index),
               "Unhealthy"};
   g.nvlinks_all_inactive = true;
+  g.recovery_action = "Reset";
   g.acs_redirects_p2p = true;
   g.acs_bridges = {"0000:00:01.0", "0000:01:00.0"};
   g.iommu_group = "4" + std::to_string(index);
@@ -227,6 +228,15 @@ Facts full_facts() {
   failed.driver = "nvidia";
   failed.last_message = "NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x62:0x65:1792)";
   f.kernel_log.driver_failures = {failed};
+  XidEvent hung;
+  hung.pid = 4412;
+  hung.process = "python3";
+  hung.uptime_s = 5400.0;
+  hung.unix_time = 1764588600;
+  hung.gpu = 0;
+  hung.pci_bus_id = "0000:3b:00.0";
+  hung.message = "INFO: task python3:4412 blocked for more than 122 seconds.";
+  f.kernel_log.hung_tasks = {hung};
   PciDevice pci;
   pci.bdf = "0000:3b:00.0";
   pci.revision = "a1";

@@ -141,7 +141,9 @@ const std::vector<Importer>& importers() {
        "the same facts as -q -x, from the text layout (old and new section names)"},
       {"nvidia-smi-L", "nvidia-smi -L", sniff_nvsmi_list, import_nvsmi_list,
        "GPU index, name, UUID; MIG devices"},
-      {"nvidia-smi", "nvidia-smi (the default table, every driver's layout) and its error lines",
+      {"nvidia-smi",
+       "nvidia-smi (the default table, every driver's layout, or some of its rows alone; the "
+       "Processes section alone) and its error lines",
        sniff_nvsmi_table, import_nvsmi_table,
        "driver/CUDA version; per GPU name, bus id, persistence, temperature, perf state, power "
        "draw and cap, memory, utilisation, ECC mode and volatile uncorrected count, MIG mode; "
@@ -168,10 +170,13 @@ const std::vector<Importer>& importers() {
        "parameters"},
       {"nvidia-driver-version", "/proc/driver/nvidia/version", sniff_driver_version,
        import_driver_version, "kernel driver version"},
-      {"kernel-log", "dmesg, dmesg -T, journalctl -k, /dev/kmsg, syslog", sniff_kernel_log,
-       import_kernel_log,
+      {"kernel-log", "dmesg, dmesg -T, dmesg -H, journalctl -k, /dev/kmsg, syslog",
+       sniff_kernel_log, import_kernel_log,
        "Xid events (code, bus id, pid, process, time), 'fallen off the bus' reports, PCIe AER "
-       "errors (corrected, non-fatal, fatal) and IOMMU faults (DMAR, AMD-Vi) per device"},
+       "errors (corrected, non-fatal, fatal) and IOMMU faults (DMAR, AMD-Vi) per device; the "
+       "driver's failure strings per GPU (RmInitAdapter failed, NV_ERR_RESET_REQUIRED, "
+       "NV_ERR_GPU_IS_LOST, power cables, invalid BAR, unsupported GPU, probe routine not "
+       "called, no NVIDIA GPU found)"},
       {"lspci",
        "lspci -vvv / -vv / -v / -nn / -s <bdf>, plain lspci, lspci -tv trees, grep of -vvv",
        sniff_lspci, import_lspci,
@@ -202,14 +207,20 @@ const std::vector<Importer>& importers() {
       {"uptime", "uptime, uptime -p, /proc/uptime", sniff_uptime, import_uptime,
        "seconds since boot: dates the kernel log's [seconds] stamps (how long ago an Xid was)"},
       {"nccl-debug-log",
-       "NCCL_DEBUG=INFO logs, NCCL WARN, PyTorch ProcessGroupNCCL watchdog lines (per-rank logs "
-       "of a hung job)",
+       "NCCL_DEBUG=INFO logs, NCCL WARN (2.3 and older without the word NCCL), PyTorch "
+       "ProcessGroupNCCL watchdog lines, PyTorch's desync report, TORCH_DISTRIBUTED_DEBUG's "
+       "collective mismatch, the flight recorder's text analysis (fr_trace), torchrun's "
+       "ChildFailedError summary (per-rank logs of a hung or failed job)",
        sniff_nccl_log, import_nccl_log,
-       "NCCL version, transports per channel, NICs, fallbacks, link widths, warnings, timeouts, "
+       "NCCL version, transports per channel, NICs, fallbacks, link widths, WARN lines classed "
+       "as NCCL's source prints them (error, slower path, notice), timeouts, "
        "peer-access failures (event kind p2p: \"peer access is not supported\", \"failed to open "
        "CUDA IPC handle\"); per rank and process group: the timed-out collective (SeqNum, "
-       "OpType, timeout), last enqueued/started/completed work, a stuck watchdog, host, pid, "
-       "CUDA device and bus id (NCCL init lines), OOM, CUDA and NCCL error lines"},
+       "OpType, timeout; a watchdog line wrapped over lines or glued behind a progress bar), last "
+       "enqueued/started/completed work, a stuck watchdog, its last other activity, host, pid, "
+       "CUDA device and bus id (NCCL init lines), OOM, CUDA and NCCL error lines; the ranks a "
+       "desync report or fr_trace names, operations per rank at one collective number, "
+       "torchrun's root-cause rank and its exit code"},
       {"pytorch-flight-recorder",
        "PyTorch flight-recorder dump, JSON form (_dump_nccl_trace_json, _dump_fr_trace_json)",
        sniff_flight_recorder_json, import_flight_recorder_json,
@@ -232,7 +243,8 @@ const std::vector<Importer>& importers() {
       {"nccl-topo-xml", "NCCL topology dump (NCCL_TOPO_DUMP_FILE)", sniff_nccl_topo_xml,
        import_nccl_topo_xml, "PCI link speed/width per GPU and NIC, NVLink counts"},
       {"nccl-tests", "nccl-tests *_perf output", sniff_nccl_tests, import_nccl_tests,
-       "per size: time, algbw, busbw, #wrong (out-of-place and in-place)"},
+       "per size: time, algbw, busbw, #wrong (out-of-place and in-place); the test's own "
+       "failure lines; a run that printed no result row (stalled); its NCCL lines"},
       {"nvbandwidth", "nvbandwidth output", sniff_nvbandwidth, import_nvbandwidth,
        "bandwidth matrices per test case; waived test cases (note waived: a device-to-device "
        "test waived means no GPU pair could map peer memory)"},

@@ -545,10 +545,10 @@ struct State {
 
   // PCIe AER and IOMMU faults, counted per (kind, device).
   std::size_t line_no = 0;
-  std::map<std::string, std::size_t> aer_at;    // kind + bdf → index in out.pcie_aer
-  std::map<std::string, std::size_t> iommu_at;  // kind + bdf → index in out.iommu_faults
+  std::map<std::string, std::size_t> aer_at;      // kind + bdf → index in out.pcie_aer
+  std::map<std::string, std::size_t> iommu_at;    // kind + bdf → index in out.iommu_faults
   std::map<std::string, std::size_t> failure_at;  // kind + bdf → index in out.driver_failures
-  std::optional<std::size_t> last_aer;          // the record the "[ 0] RxErr" lines belong to
+  std::optional<std::size_t> last_aer;            // the record the "[ 0] RxErr" lines belong to
   std::size_t last_aer_line = 0;
   std::optional<std::size_t> last_iommu;  // the record an old "[fault reason]" line ends
   // "AER: Corrected error received: 0000:01:00.0" waits for its "PCIe Bus Error" line, which
@@ -840,6 +840,7 @@ struct LineHints {
   bool gpu_at = false;        // "GPU at PCI:": the driver naming a GPU's UUID
   bool nvrm = false;          // "NVRM": the NVIDIA driver's own line, never an AER or IOMMU one
   bool aer_or_iommu = false;  // what process_aer or process_iommu look for
+  bool hung_task = false;     // "INFO: task python:1234 blocked for more than 120 seconds."
 };
 
 // The first bytes of the words LineHints looks for.
@@ -897,6 +898,7 @@ void scan_byte(std::string_view t, std::size_t i, LineHints& h) {
       break;
     case 'I':
       h.aer_or_iommu = h.aer_or_iommu || word_at(t, i, "IO_PAGE_FAULT");
+      h.hung_task = h.hung_task || word_at(t, i, "INFO: task ");
       break;
     default:
       break;
@@ -1158,6 +1160,26 @@ void process_line(State& s, std::string_view line) {
   if (!continuation && hints.aer_or_iommu && !hints.nvrm &&
       (process_aer(s, text) || process_iommu(s, text)))
     return;
+
+  // The kernel's hung-task watchdog: "INFO: task python3:4412 blocked for more than 122
+  // seconds." (a process stuck in the kernel, often in the GPU driver after a fault).
+  if (hints.hung_task && !continuation && s.out.hung_tasks.size() < kMaxDeviceRecords) {
+    const std::size_t t = find(text, "INFO: task ");
+    const std::size_t b = find(text, " blocked for more than ", t);
+    if (t != npos && b != npos && b > t + 11) {
+      const std::string_view who = text.substr(t + 11, b - t - 11);
+      XidEvent ev = event_from_stamp(s.stamp, s.options.boot_unix_time);
+      if (const std::size_t colon = who.rfind(':'); colon != npos) {
+        ev.process = clean_text(who.substr(0, colon), 64);
+        std::size_t k = colon + 1;
+        if (auto pid = read_number(who, k, 9); pid && k == who.size())
+          ev.pid = static_cast<int>(*pid);
+      }
+      ev.message = clean_text(rtrim(text.substr(t)), 200);
+      s.out.hung_tasks.push_back(std::move(ev));
+      return;
+    }
+  }
 
   if (!hints.xid) return;
   std::size_t pos = find(text, "Xid (");

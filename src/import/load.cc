@@ -315,7 +315,7 @@ class FactsMerger {
   // Two kernel logs of one node (dmesg and journalctl -k) become one, named by both sources.
   void operator()(std::string_view, KernelLog& d, KernelLog& s) {
     if (s.source.empty() && s.xids.empty() && s.pcie_aer.empty() && s.iommu_faults.empty() &&
-        s.driver_failures.empty())
+        s.driver_failures.empty() && s.hung_tasks.empty())
       return;
     if (d.source.empty()) {
       d = std::move(s);

@@ -426,9 +426,15 @@ void handle_line(std::string_view raw, LogState& st, EventSink& sink) {
     // NCCL's WARN is its error level; the few forms that are not failures are listed in
     // nccl_messages.cc, read off NCCL's source.
     switch (classify_nccl_warn(msg)) {
-      case NcclWarnClass::kError: ev.kind = "error"; break;
-      case NcclWarnClass::kDegradation: ev.kind = "degraded"; break;
-      case NcclWarnClass::kBenign: ev.kind = "warn"; break;
+      case NcclWarnClass::kError:
+        ev.kind = "error";
+        break;
+      case NcclWarnClass::kDegradation:
+        ev.kind = "degraded";
+        break;
+      case NcclWarnClass::kBenign:
+        ev.kind = "warn";
+        break;
     }
     ev.detail = clean(msg);
     if (is_peer_failure(msg)) {

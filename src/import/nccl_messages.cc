@@ -13,8 +13,8 @@ using C = NcclWarnClass;
 
 constexpr std::array kExceptions = {
     // A slower path, chosen because the faster one did not come up.
-    NcclWarnForm{"Cannot initialize CollNet, using point-to-point network instead",
-                 C::kDegradation, "init.cc, 2.7+"},
+    NcclWarnForm{"Cannot initialize CollNet, using point-to-point network instead", C::kDegradation,
+                 "init.cc, 2.7+"},
     NcclWarnForm{"disabling CollNet", C::kDegradation, "init.cc, 2.8-2.12"},
     NcclWarnForm{"CollNet is not supported or fails to initialize", C::kDegradation,
                  "enqueue.cc, 2.9-2.18"},
@@ -63,9 +63,12 @@ std::span<const NcclWarnForm> nccl_warn_exceptions() { return kExceptions; }
 
 std::string_view nccl_warn_class_name(NcclWarnClass c) {
   switch (c) {
-    case NcclWarnClass::kError: return "error";
-    case NcclWarnClass::kDegradation: return "degradation";
-    case NcclWarnClass::kBenign: return "benign";
+    case NcclWarnClass::kError:
+      return "error";
+    case NcclWarnClass::kDegradation:
+      return "degradation";
+    case NcclWarnClass::kBenign:
+      return "benign";
   }
   return "error";
 }

@@ -99,9 +99,15 @@ TEST(NcclMessages, TheLogImporterTurnsEachClassIntoItsEventKind) {
     const std::string& kind = f.nccl_events.back().kind;
     const bool p2p = kind == "p2p";
     switch (l.cls) {
-      case NcclWarnClass::kError: EXPECT_TRUE(kind == "error" || p2p) << l.text; break;
-      case NcclWarnClass::kDegradation: EXPECT_EQ(kind, "degraded") << l.text; break;
-      case NcclWarnClass::kBenign: EXPECT_EQ(kind, "warn") << l.text; break;
+      case NcclWarnClass::kError:
+        EXPECT_TRUE(kind == "error" || p2p) << l.text;
+        break;
+      case NcclWarnClass::kDegradation:
+        EXPECT_EQ(kind, "degraded") << l.text;
+        break;
+      case NcclWarnClass::kBenign:
+        EXPECT_EQ(kind, "warn") << l.text;
+        break;
     }
   }
 }

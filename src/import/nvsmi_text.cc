@@ -523,6 +523,7 @@ void read_gpu(const Tree& t, const Node& g, GpuFacts& gpu, Facts& out, bool frag
   if (auto pm = enabled(v(self, {"Persistence Mode"})))
     gpu.persistence_mode = *pm ? "enabled" : "disabled";
   set(gpu.pstate, pstate(v(self, {"Performance State"})));
+  set(gpu.recovery_action, text(v(self, {"GPU Recovery Action"})));
   if (const Node* mig = child(t, g, {"MIG Mode"}))
     set(gpu.mig_enabled, enabled(v(mig, {"Current"})));
 
@@ -639,7 +640,8 @@ void read_gpu(const Tree& t, const Node& g, GpuFacts& gpu, Facts& out, bool frag
     if (auto id = count(v(f, {"CliqueId", "Clique Id"})); id && *id <= 0xffffffffu)
       gpu.fabric.clique_id = static_cast<std::uint32_t>(*id);
     set(gpu.fabric.cluster_uuid, text(v(f, {"ClusterUUID", "Cluster UUID"})));
-    if (const Node* h = child(t, *f, {"Health"})) set(gpu.fabric.health_summary, text(v(h, {"Summary"})));
+    if (const Node* h = child(t, *f, {"Health"}))
+      set(gpu.fabric.health_summary, text(v(h, {"Summary"})));
   }
 
   // Processes: "Process ID : N" with Type/Name/Used GPU Memory indented under it (newer) or
@@ -685,6 +687,7 @@ constexpr std::string_view kQKeys[] = {"Driver Version",
                                        "Product Name",
                                        "Product Brand",
                                        "Persistence Mode",
+                                       "GPU Recovery Action",
                                        "GPU UUID",
                                        "VBIOS Version",
                                        "Performance State",

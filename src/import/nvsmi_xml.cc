@@ -124,6 +124,7 @@ void read_gpu(const pugi::xml_node& g, GpuFacts& gpu, Facts& out) {
   if (auto id = text(g.attribute("id").value())) set(gpu.pci_bus_id, normalize_pci_bus_id(*id));
   if (auto pm = enabled(val(g, "persistence_mode")))
     gpu.persistence_mode = *pm ? "enabled" : "disabled";
+  set(gpu.recovery_action, text(val(g, "gpu_recovery_action")));
   set(gpu.pstate, pstate(val(g, "performance_state")));
   set(gpu.mig_enabled, enabled(val(g.child("mig_mode"), "current_mig")));
 
@@ -211,7 +212,8 @@ void read_gpu(const pugi::xml_node& g, GpuFacts& gpu, Facts& out) {
     if (auto id = count(val(either(f, "cliqueId", "clique_id"))); id && *id <= 0xffffffffu)
       gpu.fabric.clique_id = static_cast<std::uint32_t>(*id);
     set(gpu.fabric.cluster_uuid, text(val(either(f, "clusterUuid", "cluster_uuid"))));
-    if (pugi::xml_node h = f.child("health")) set(gpu.fabric.health_summary, text(val(h, "summary")));
+    if (pugi::xml_node h = f.child("health"))
+      set(gpu.fabric.health_summary, text(val(h, "summary")));
   }
 
   for (pugi::xml_node p : g.child("processes").children("process_info")) {

@@ -121,11 +121,23 @@ void coverage_notes(const Facts& facts, std::vector<std::string>& notes) {
 bool judged_without_gpus(const Facts& f) {
   // A kernel log is judged whole: no Xid, AER, IOMMU fault or driver failure in it is an
   // answer for that part.
-  static constexpr std::string_view kParts[] = {
-      "kernel-log",  "nccl-debug-log", "nccl-tests", "nccl-ras", "nccl-ras-json",
-      "pytorch-flight-recorder", "lspci", "dcgmi-diag", "dcgmi-health", "nvbandwidth",
-      "bandwidthTest", "p2pBandwidthLatencyTest", "simpleP2P", "mpstat", "iostat-x",
-      "sar-net-dev", "psi"};
+  static constexpr std::string_view kParts[] = {"kernel-log",
+                                                "nccl-debug-log",
+                                                "nccl-tests",
+                                                "nccl-ras",
+                                                "nccl-ras-json",
+                                                "pytorch-flight-recorder",
+                                                "lspci",
+                                                "dcgmi-diag",
+                                                "dcgmi-health",
+                                                "nvbandwidth",
+                                                "bandwidthTest",
+                                                "p2pBandwidthLatencyTest",
+                                                "simpleP2P",
+                                                "mpstat",
+                                                "iostat-x",
+                                                "sar-net-dev",
+                                                "psi"};
   for (const auto& imp : f.imported)
     for (auto part : kParts)
       if (imp.format == part) return true;

@@ -94,7 +94,7 @@ TEST(DriverFailures, LspciRevisionFfIsAGpuThatNoLongerAnswers) {
   EXPECT_EQ(f.pci_devices[1].revision, "ff");
   const Diagnosis d = diagnose(f);
   auto u = ids(d, "gpu-unresponsive");
-  ASSERT_EQ(u.size(), 1u);  // the NIC is not a GPU
+  ASSERT_EQ(u.size(), 1u);       // the NIC is not a GPU
   ASSERT_EQ(f.gpus.size(), 2u);  // lspci lists the two NVIDIA functions as GPUs
   EXPECT_EQ(f.gpus[1].pci_bus_id, "0000:1c:00.0");
   EXPECT_EQ(u[0].subjects, std::vector<std::string>{"GPU1"});
@@ -109,6 +109,30 @@ TEST(DriverFailures, NothingToJudgeIsStillIncomplete) {
       "Model name:              Intel(R) Xeon(R) Platinum 8468\n",
       "lscpu.txt");
   EXPECT_EQ(diagnosis_exit_code(d), 3);
+}
+
+TEST(DriverFailures, AnXid45BurstFollowedByHungTasksIsAStuckContext) {
+  std::string log;
+  for (int i = 0; i < 6; ++i)
+    log += "[ " + std::to_string(5000 + 30 * i) +
+           ".123456] NVRM: Xid (PCI:0000:3b:00): 45, pid=" + std::to_string(4400 + i) +
+           ", name=python3, Ch 00000010\n";
+  const std::string hung =
+      "[ 5400.000001] INFO: task python3:4412 blocked for more than 122 seconds.\n"
+      "[ 5400.000002]       Tainted: P           OE     6.5.0-41-generic #41-Ubuntu\n";
+  const Facts burst = import_text(log + hung, "dmesg.txt");
+  ASSERT_EQ(burst.kernel_log.hung_tasks.size(), 1u);
+  EXPECT_EQ(burst.kernel_log.hung_tasks[0].process, "python3");
+  EXPECT_EQ(burst.kernel_log.hung_tasks[0].pid, 4412);
+  auto x = ids(diagnose(burst), "xid-error");
+  ASSERT_EQ(x.size(), 1u);
+  EXPECT_EQ(x[0].severity, Severity::kCritical);
+  EXPECT_EQ(x[0].action, Action::kDrain);
+  EXPECT_NE(x[0].evidence.find("stuck in the driver"), std::string::npos) << x[0].evidence;
+  // The same burst without a hung task: processes torn down by earlier errors, info.
+  auto plain = ids(diagnose(import_text(log, "dmesg.txt")), "xid-error");
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_LE(plain[0].severity, Severity::kInfo);
 }
 
 TEST(NvsmiFields, FabricHealthUnhealthyIsDegraded) {
@@ -133,6 +157,30 @@ TEST(NvsmiFields, FabricHealthUnhealthyIsDegraded) {
   std::string healthy = q;
   healthy.replace(healthy.find("Unhealthy"), 9, "Healthy");
   EXPECT_TRUE(ids(diagnose(import_text(healthy, "q.txt")), "fabric-degraded").empty());
+}
+
+TEST(NvsmiFields, ARecoveryActionOtherThanNoneIsAGpuOutOfService) {
+  auto q = [](const char* action) {
+    return std::string(
+               "==============NVSMI LOG==============\n\n"
+               "Driver Version                            : 570.86.15\n\n"
+               "Attached GPUs                             : 1\n"
+               "GPU 00000000:CC:00.0\n"
+               "    Product Name                          : NVIDIA RTX 4000 Ada Generation\n"
+               "    GPU Recovery Action                   : ") +
+           action + "\n";
+  };
+  const Facts reset = import_text(q("Reset"), "q.txt");
+  ASSERT_EQ(reset.gpus.size(), 1u);
+  EXPECT_EQ(reset.gpus[0].recovery_action, "Reset");
+  auto u = ids(diagnose(reset), "gpu-unresponsive");
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].severity, Severity::kCritical);
+  EXPECT_EQ(u[0].action, Action::kDrain);
+  EXPECT_TRUE(ids(diagnose(import_text(q("None"), "q.txt")), "gpu-unresponsive").empty());
+  auto p2p = ids(diagnose(import_text(q("Drain P2P"), "q.txt")), "gpu-unresponsive");
+  ASSERT_EQ(p2p.size(), 1u);
+  EXPECT_EQ(p2p[0].severity, Severity::kWarning);
 }
 
 TEST(NvsmiFields, AllNvlinksInactiveIsAFindingOnThatGpu) {
@@ -169,7 +217,8 @@ TEST(KernelLogStamps, DmesgHumanReadableRelativeStampsAreRead) {
       "0000:00:03.0\n"
       "[  +0.000004] pcieport 0000:00:03.0: PCIe Bus Error: severity=Uncorrected (Fatal), "
       "type=Transaction Layer, (Requester ID)\n"
-      "[  +0.000898] pcieport 0000:00:03.0:   device [8086:6f08] error status/mask=00004020/00000000\n"
+      "[  +0.000898] pcieport 0000:00:03.0:   device [8086:6f08] error "
+      "status/mask=00004020/00000000\n"
       "[  +0.000894] pcieport 0000:00:03.0:    [14] CmpltTO                (First)\n"
       "[  +0.000921] nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)\n",
       "dmesg.txt");

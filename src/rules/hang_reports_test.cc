@@ -32,9 +32,10 @@ std::optional<HangGroup> hang_group(const HangAnalysis& a) {
 }
 
 std::string watchdog(int rank, int seq, const char* op = "ALLREDUCE") {
-  return "[rank" + std::to_string(rank) + "]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:632] [Rank " +
-         std::to_string(rank) + "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=" +
-         std::to_string(seq) + ", OpType=" + op +
+  return "[rank" + std::to_string(rank) +
+         "]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:632] [Rank " + std::to_string(rank) +
+         "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=" + std::to_string(seq) +
+         ", OpType=" + op +
          ", NumelIn=6, NumelOut=6, Timeout(ms)=600000) ran for 600086 milliseconds before timing "
          "out.\n";
 }

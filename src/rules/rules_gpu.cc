@@ -882,6 +882,34 @@ Action xid_action(const hw::XidInfo* judged, Severity sev, bool current) {
   return Action::kWatch;
 }
 
+// A burst of an Xid that usually only reports a channel torn down (43, 45) — five or more
+// within ten minutes on one subject — followed by the kernel's hung-task reports is a context
+// stuck in the driver: the processes cannot be killed and the GPU stays wedged until a reset,
+// however old the lines are (as long as it is the same boot). Empty when it is not that.
+std::string stuck_context(const Facts& f, int code, const std::string& subject) {
+  if ((code != 43 && code != 45) || f.kernel_log.hung_tasks.empty()) return {};
+  std::vector<double> at;
+  for (const auto& x : f.kernel_log.xids)
+    if (x.code == code && xid_subject(f, x) == subject && x.uptime_s) at.push_back(*x.uptime_s);
+  std::sort(at.begin(), at.end());
+  std::size_t best = 0, first = 0;
+  for (std::size_t i = 0, j = 0; i < at.size(); ++i) {
+    while (at[i] - at[j] > 600) ++j;
+    if (i - j + 1 > best) {
+      best = i - j + 1;
+      first = j;
+    }
+  }
+  if (best < 5) return {};
+  for (const auto& t : f.kernel_log.hung_tasks)
+    if (t.uptime_s && *t.uptime_s >= at[first])
+      return fmt::format(
+          "a burst of {} Xid {} within 10 min, then the kernel's hung-task report "
+          "\"{}\": a context stuck in the driver, not history",
+          best, code, t.message.substr(0, 120));
+  return {};
+}
+
 void check_xids(const Context& c, Emitter& e) {
   const Facts& f = c.facts;
   if (f.kernel_log.xids.empty()) return;
@@ -971,7 +999,10 @@ void check_xids(const Context& c, Emitter& e) {
       if (with_loss) table = std::max(table, Severity::kWarning);
     }
     // Old events and events of an earlier boot are history: they explain, they do not alarm.
-    const bool current = gr.recent + gr.unknown > 0;
+    // A stuck context is not history while the node runs the same boot.
+    const std::string stuck = stuck_context(f, gr.code, gr.subject);
+    if (!stuck.empty()) table = Severity::kCritical;
+    const bool current = gr.recent + gr.unknown > 0 || (!stuck.empty() && gr.history > 0);
     const Severity sev = current ? table : Severity::kInfo;
     const int n = gr.recent + gr.history + gr.earlier_boot + gr.unknown;
 
@@ -986,6 +1017,7 @@ void check_xids(const Context& c, Emitter& e) {
       evidence += fmt::format(" ({})", origin_phrase(info));
     if (gr.action) evidence += "; recovery action now: " + gr.action->text;
     if (with_loss) evidence += "; the same GPU was lost from the bus in this log";
+    if (!stuck.empty()) evidence += "; " + stuck;
     const Placed& last = gr.last_placed;
     if (last.when == When::kUnknown) {
       evidence += "; time unknown";
@@ -1138,7 +1170,8 @@ void check_driver_failures(const Context& c, Emitter& e) {
   const XidClock clock = xid_clock(c);
   const double window_s = c.t.xid_window_h * 3600;
   for (const auto& r : f.kernel_log.driver_failures) {
-    const bool missing = r.kind == "not-probed" || r.kind == "no-adapter" || r.kind == "unsupported";
+    const bool missing =
+        r.kind == "not-probed" || r.kind == "no-adapter" || r.kind == "unsupported";
     const GpuFacts* g = r.pci_bus_id ? find_gpu_by_bus(f, *r.pci_bus_id) : nullptr;
     std::string subject = g ? gpu_subject(g->index) : r.pci_bus_id.value_or("host");
     XidEvent when;
@@ -1154,11 +1187,11 @@ void check_driver_failures(const Context& c, Emitter& e) {
                        : r.kind == "unsupported"    ? "this driver does not support it"
                        : r.kind == "not-probed"     ? "another driver owns the NVIDIA device(s)"
                                                     : "the driver found no NVIDIA GPU";
-    std::string evidence = fmt::format(
-        "{}{}: {} (kernel log, {} line{}{}): \"{}\"", subject,
-        r.pci_bus_id && subject != *r.pci_bus_id ? " (" + *r.pci_bus_id + ")" : "", what, r.count,
-        r.count == 1 ? "" : "s", p.stamp.empty() ? "" : ", last at " + p.stamp,
-        quote(r.last_message));
+    std::string evidence =
+        fmt::format("{}{}: {} (kernel log, {} line{}{}): \"{}\"", subject,
+                    r.pci_bus_id && subject != *r.pci_bus_id ? " (" + *r.pci_bus_id + ")" : "",
+                    what, r.count, r.count == 1 ? "" : "s",
+                    p.stamp.empty() ? "" : ", last at " + p.stamp, quote(r.last_message));
     Finding fd;
     fd.severity = history ? Severity::kInfo : Severity::kCritical;
     fd.subjects = {subject};
@@ -1174,6 +1207,25 @@ void check_driver_failures(const Context& c, Emitter& e) {
       e.add("gpu-missing", std::move(fd));
     else
       e.add("gpu-unresponsive", std::move(fd));
+  }
+  // The driver's own verdict on what the GPU needs (nvidia-smi -q "GPU Recovery Action"):
+  // anything but None is a GPU that cannot serve jobs until then.
+  for (const auto& g : f.gpus) {
+    if (!g.recovery_action) continue;
+    const std::string a = to_lower(*g.recovery_action);
+    if (a == "none" || a == "n/a" || a == "not supported" || a.empty()) continue;
+    const bool p2p_only =
+        a.find("p2p") != std::string::npos && a.find("reset") == std::string::npos;
+    Finding fd;
+    fd.severity = p2p_only ? Severity::kWarning : Severity::kCritical;
+    fd.subjects = {gpu_subject(g.index)};
+    fd.evidence = fmt::format(
+        "{}{}: the driver's recovery action is \"{}\" (nvidia-smi -q GPU Recovery Action): {}",
+        gpu_subject(g.index), g.pci_bus_id ? " (" + *g.pci_bus_id + ")" : std::string(),
+        *g.recovery_action,
+        p2p_only ? "drain its peer-to-peer traffic" : "it needs that before it can run jobs again");
+    fd.action = Action::kDrain;
+    e.add("gpu-unresponsive", std::move(fd));
   }
   for (const auto& d : f.pci_devices) {
     const bool nvidia = (d.vendor_device && starts_with(*d.vendor_device, "10de:")) ||

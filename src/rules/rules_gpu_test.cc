@@ -649,7 +649,9 @@ TEST(GpuHealthRules, ArticleTask7Xid31IsApplicationWarning) {
   const Out o = health(f);
   const Finding* x = o.find("xid-error", "GPU0");
   ASSERT_NE(x, nullptr) << o.dump();
-  EXPECT_EQ(x->severity, Severity::kWarning);  // 31 is the program's (info), but the GPU fell off the bus with it
+  EXPECT_EQ(
+      x->severity,
+      Severity::kWarning);  // 31 is the program's (info), but the GPU fell off the bus with it
   EXPECT_THAT(x->evidence, HasSubstr("Xid 31 ×1 on GPU0 (0000:65:00.0)"));
   EXPECT_THAT(x->evidence, HasSubstr("the same GPU was lost from the bus"));
   EXPECT_THAT(x->evidence, HasSubstr("GPU memory page fault"));

@@ -122,10 +122,10 @@ bool own_fatal_error(const std::string& e) {
   if (has("Watchdog") || has("watchdog") || has("timed out") || has("Timeout") ||
       has("DistBackendError") || has("NCCL WARN") || has("NCCL error"))
     return false;
-  return has("illegal memory access") || has("device-side assert") ||
-         has("CUDA out of memory") || has("OutOfMemoryError") || has("uncorrectable ECC") ||
-         has("misaligned address") || has("unspecified launch failure") ||
-         has("illegal instruction") || has("Segmentation fault");
+  return has("illegal memory access") || has("device-side assert") || has("CUDA out of memory") ||
+         has("OutOfMemoryError") || has("uncorrectable ECC") || has("misaligned address") ||
+         has("unspecified launch failure") || has("illegal instruction") ||
+         has("Segmentation fault");
 }
 
 // The ranks holding the one operation that fewer ranks run than any other, among ranks at the
@@ -298,11 +298,11 @@ void apply_torchrun_failures(const Facts& f, HangAnalysis& a, MakeRank& make_ran
     if (r.source != "torchrun" || !r.rank || !r.root_cause) continue;
     root.push_back(*r.rank);
     if (r.exit_code)
-      why.push_back(fmt::format(
-          "rank {} exited with {}{}", *r.rank, *r.exit_code,
-          *r.exit_code == -9 ? " (SIGKILL: usually the kernel's OOM killer; check dmesg)"
-          : *r.exit_code < 0 ? " (killed by a signal)"
-                             : ""));
+      why.push_back(fmt::format("rank {} exited with {}{}", *r.rank, *r.exit_code,
+                                *r.exit_code == -9
+                                    ? " (SIGKILL: usually the kernel's OOM killer; check dmesg)"
+                                : *r.exit_code < 0 ? " (killed by a signal)"
+                                                   : ""));
   }
   if (root.empty()) return;
   // A hang already explained by a named culprit keeps its reading; torchrun's root cause is
@@ -319,9 +319,10 @@ void apply_torchrun_failures(const Facts& f, HangAnalysis& a, MakeRank& make_ran
       if (w.rfind(fmt::format("rank {} ", h.rank), 0) == 0 &&
           std::find(h.errors.begin(), h.errors.end(), w) == h.errors.end())
         h.errors.insert(h.errors.begin(), w);
-  g.summary = "torchrun's failure summary names this rank as the root cause (first observed "
-              "failure): the job stopped because it exited" +
-              (why.empty() ? std::string() : "; " + join(why, "; "));
+  g.summary =
+      "torchrun's failure summary names this rank as the root cause (first observed "
+      "failure): the job stopped because it exited" +
+      (why.empty() ? std::string() : "; " + join(why, "; "));
 }
 
 }  // namespace
@@ -329,9 +330,8 @@ void apply_torchrun_failures(const Facts& f, HangAnalysis& a, MakeRank& make_ran
 HangAnalysis analyse_hang(const Facts& f) {
   using rules::join;
   HangAnalysis a;
-  const bool stalled_test =
-      std::any_of(f.nccl_events.begin(), f.nccl_events.end(),
-                  [](const NcclEvent& e) { return e.kind == "stalled"; });
+  const bool stalled_test = std::any_of(f.nccl_events.begin(), f.nccl_events.end(),
+                                        [](const NcclEvent& e) { return e.kind == "stalled"; });
   a.any_collective_state =
       !f.collective_ranks.empty() || !f.ras_communicators.empty() || stalled_test;
   if (!a.any_collective_state) return a;
@@ -537,9 +537,8 @@ HangAnalysis analyse_hang(const Facts& f) {
       g.culprits = odd;
       g.seq = seq;
       std::vector<std::string> said;
-      for (const auto& [op, rs] : by_op) said.push_back(fmt::format("{} on rank{} {}", op,
-                                                                    rs.size() > 1 ? "s" : "",
-                                                                    rank_list(rs)));
+      for (const auto& [op, rs] : by_op)
+        said.push_back(fmt::format("{} on rank{} {}", op, rs.size() > 1 ? "s" : "", rank_list(rs)));
       g.summary = fmt::format(
           "the ranks are in different collectives at the same number {} ({}): a desynchronised "
           "code path; the odd one out is named",
@@ -713,11 +712,12 @@ HangAnalysis analyse_hang(const Facts& f) {
           std::sort(g.culprits.begin(), g.culprits.end());
         }
         g.summary = fmt::format(
-            fmt::runtime(missing_named ? "every rank that left its state is inside collective {}; the ranks "
-                            "that left none are the first suspects"
-                          : "the ranks that left their state are inside collective {}; the "
-                            "others left nothing among the inputs, too many to single one out: "
-                            "give their logs"),
+            fmt::runtime(missing_named
+                             ? "every rank that left its state is inside collective {}; the ranks "
+                               "that left none are the first suspects"
+                             : "the ranks that left their state are inside collective {}; the "
+                               "others left nothing among the inputs, too many to single one out: "
+                               "give their logs"),
             *top);
       } else {
         g.signature = "all-stuck";
@@ -744,8 +744,9 @@ HangAnalysis analyse_hang(const Facts& f) {
         g.signature = "rank-error";
         g.culprits = own;
         for (int r : own) set_place(r, "own-error");
-        g.summary = "its own log shows a fatal error (a CUDA error or out of memory) while the "
-                    "other ranks only time out waiting for it";
+        g.summary =
+            "its own log shows a fatal error (a CUDA error or out of memory) while the "
+            "other ranks only time out waiting for it";
       }
     }
     // Missing ranks are suspects beside any culprit found.
@@ -1017,8 +1018,9 @@ void emit_group(const HangGroup& g, Emitter& e) {
     else if (h->place == "silent")
       what = "its NCCL lines name it, but nothing says where its collectives stood";
     else if (h->place == "desync")
-      what = "is in another operation than the others at the same collective number: its code "
-             "path went another way";
+      what =
+          "is in another operation than the others at the same collective number: its code "
+          "path went another way";
     else if (h->place == "failed")
       what = "exited first: torchrun names it the root cause";
     else if (h->place == "own-error")

@@ -44,7 +44,8 @@ TEST(SelfComparison, PeerAccessSlowerThanHostCopiesIsP2pBandwidthLow) {
   EXPECT_EQ(f[0].subjects, std::vector<std::string>{"GPU0-GPU1"});
   EXPECT_NE(f[0].evidence.find("ACS"), std::string::npos) << f[0].evidence;
   // Faster with peer access than without: nothing to say.
-  EXPECT_TRUE(ids(diagnose(import_text(p2p_test("21.80"), "p2p.txt")), "p2p-bandwidth-low").empty());
+  EXPECT_TRUE(
+      ids(diagnose(import_text(p2p_test("21.80"), "p2p.txt")), "p2p-bandwidth-low").empty());
 }
 
 std::string bandwidth_test(const char* gbps) {
