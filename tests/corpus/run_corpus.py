@@ -104,6 +104,8 @@ def judge(kind, case_dir, exp, gpuvet):
             shutil.rmtree(tmp, ignore_errors=True)
     else:
         doc, rc, err = run([gpuvet, "culprit", "--json"] + blocks)
+    if doc is None and rc == 3:  # refused with a message: nothing it could read
+        return False, "format not read", ["exit 3: %s" % err.strip()[:300]], {"exit": rc}
     if doc is None or rc not in (0, 1, 2, 3):
         return False, "crash or timeout", ["exit %s: %s" % (rc, err.strip()[:300])], {}
 
