@@ -245,6 +245,30 @@ TEST(CulpritScale, OneLogOfAHundredThousandRanksNamesTheRankBehind) {
   fs::remove_all(dir);
 }
 
+// 100 000 ranks of an older PyTorch (watchdog lines without a PG) that also print progress
+// bars: one rank is busy loading while the others time out. Joining each rank's lines, and each
+// rank's last activity, must stay linear (a whole-map scan per rank did not finish in minutes).
+TEST(CulpritScale, AHundredThousandRanksOfWatchdogLinesAndProgressBarsNameTheBusyRank) {
+  const fs::path dir = scratch("100k-old");
+  {
+    std::ofstream out(dir / "job.log");
+    for (int r = 0; r < 100000; ++r) {
+      out << "[rank" << r << "]:Epoch 3:  41%|####      | 410/1000\n";
+      if (r != 4242)
+        out << "[rank" << r << "]:[E ProcessGroupNCCL.cpp:475] [Rank " << r
+            << "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, "
+               "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600572 "
+               "milliseconds before timing out.\n";
+    }
+  }
+  auto r = gpuvet({"culprit", "--json", (dir / "job.log").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["culprits"].size(), 1u) << r.out.substr(0, 2000);
+  EXPECT_EQ(doc["culprits"][0]["rank"], 4242);
+  fs::remove_all(dir);
+}
+
 // E12: 30 000 per-rank logs in one directory (more than the 20 000 files diagnose reads), the
 // last rank's log missing: that rank, and no rank whose log exists, is named.
 TEST(CulpritScale, ThirtyThousandPerRankLogsNameTheMissingRank) {

@@ -588,16 +588,17 @@ struct Parser {
         ++it;
         continue;
       }
+      // The map is ordered by rank, then PG: this rank's PG records follow it. (A scan of the
+      // whole map per rank was quadratic in the ranks of one log.)
       CollectiveRank* target = nullptr;
+      CollectiveRank* only = nullptr;
       int candidates = 0;
-      for (auto& [k2, r2] : records) {
-        if (k2.first != key.first || k2.second.empty()) continue;
+      for (auto j = std::next(it); j != records.end() && j->first.first == key.first; ++j) {
         ++candidates;
-        if (r.timeout_seq && r2.timeout_seq == r.timeout_seq) target = &r2;
+        only = &j->second;
+        if (r.timeout_seq && j->second.timeout_seq == r.timeout_seq) target = &j->second;
       }
-      if (!target && candidates == 1)
-        for (auto& [k2, r2] : records)
-          if (k2.first == key.first && !k2.second.empty()) target = &r2;
+      if (!target && candidates == 1) target = only;
       if (!target) {
         ++it;
         continue;
@@ -617,6 +618,7 @@ struct Parser {
   }
 
   void finish(std::vector<CollectiveRank>& out) {
+    const std::size_t before = out.size();
     if (!wrapped_watchdog.empty()) {  // the log ends on a wrapped watchdog line
       std::string held = std::move(wrapped_watchdog);
       wrapped_watchdog.clear();
@@ -660,14 +662,14 @@ struct Parser {
     }
     for (auto& [rank, r] : desync) out.push_back(std::move(r));
     // Ranks that printed other things but nothing about their collectives: what they did last.
+    std::multimap<int, std::size_t> pytorch_records;  // rank → index in out
+    for (std::size_t i = before; i < out.size(); ++i)
+      if (out[i].rank && out[i].source == "pytorch-log") pytorch_records.emplace(*out[i].rank, i);
     for (const auto& [rank, what] : activity) {
-      bool has_record = false;
-      for (auto& r : out)
-        if (r.rank == rank && r.source == "pytorch-log") {
-          has_record = true;
-          if (!r.last_activity) r.last_activity = what;
-        }
-      if (has_record) continue;
+      const auto [from, to] = pytorch_records.equal_range(rank);
+      for (auto j = from; j != to; ++j)
+        if (!out[j->second].last_activity) out[j->second].last_activity = what;
+      if (from != to) continue;
       CollectiveRank r;
       r.source = "pytorch-log";
       r.rank = rank;

@@ -517,9 +517,12 @@ HangAnalysis analyse_hang(const Facts& f) {
       }
     std::sort(g.ranks.begin(), g.ranks.end(),
               [](const HangRank& x, const HangRank& y) { return x.rank < y.rank; });
+    // g.ranks is sorted by rank and holds each rank once: a binary search, not a scan per call
+    // (a scan was quadratic when thousands of ranks are behind).
     auto set_place = [&](int rank, const std::string& place) {
-      for (auto& h : g.ranks)
-        if (h.rank == rank) h.place = place;
+      auto h = std::lower_bound(g.ranks.begin(), g.ranks.end(), rank,
+                                [](const HangRank& x, int r) { return x.rank < r; });
+      if (h != g.ranks.end() && h->rank == rank) h->place = place;
     };
     g.seq = top;
     for (const auto& [rank, s] : ranks)
@@ -750,11 +753,13 @@ HangAnalysis analyse_hang(const Facts& f) {
       }
     }
     // Missing ranks are suspects beside any culprit found.
-    if (g.signature != "missing-ranks")
+    if (g.signature != "missing-ranks") {
+      std::vector<int> named = g.culprits;
+      std::sort(named.begin(), named.end());
       for (auto& h : g.ranks)
-        if (h.place == "waiting" &&
-            std::find(g.culprits.begin(), g.culprits.end(), h.rank) != g.culprits.end())
+        if (h.place == "waiting" && std::binary_search(named.begin(), named.end(), h.rank))
           h.place = place_of(g.signature);
+    }
     a.groups.push_back(std::move(g));
   }
 
