@@ -875,14 +875,31 @@ Status read_nvsmi_q(std::string_view text, Facts& out) {
     return Status::ok();
   }
 
-  for (std::size_t i = 0; i < sections.size(); ++i) {
+  // `nvidia-smi -q -l N` repeats the whole report: the same bus ids every `attached` sections.
+  // Those are samples of the same GPUs, one GPU each; the last sample is the state at the end.
+  std::size_t first = 0;
+  if (attached && *attached > 0 && sections.size() > *attached &&
+      sections.size() % *attached == 0) {
+    bool periodic = true;
+    for (std::size_t i = *attached; i < sections.size() && periodic; ++i) {
+      const auto a = gpu_header_bus_id(*sections[i]);
+      periodic = a && a == gpu_header_bus_id(*sections[i % *attached]);
+    }
+    if (periodic) {
+      first = sections.size() - *attached;
+      out.notes.push_back(fmt::format(
+          "nvidia-smi -q: {} samples of the same {} GPU(s) (a looped run, -l); the last one read",
+          sections.size() / *attached, *attached));
+    }
+  }
+  for (std::size_t i = first; i < sections.size(); ++i) {
     GpuFacts gpu;
-    gpu.index = static_cast<int>(i);
+    gpu.index = static_cast<int>(i - first);
     gpu.pci_bus_id = gpu_header_bus_id(*sections[i]);
     read_gpu(t, *sections[i], gpu, out);
     out.gpus.push_back(std::move(gpu));
   }
-  if (attached && *attached != sections.size())
+  if (attached && *attached != sections.size() - first)
     out.notes.push_back(fmt::format(
         "Attached GPUs says {} but the output shows {} GPU section(s) (filtered with -i, or cut); "
         "indices here count the sections shown and may not be NVML indices",

@@ -183,6 +183,33 @@ TEST(NvsmiFields, ARecoveryActionOtherThanNoneIsAGpuOutOfService) {
   EXPECT_EQ(p2p[0].severity, Severity::kWarning);
 }
 
+TEST(NvsmiFields, ALoopedQueryIsOneGpuEachWithItsLastSample) {
+  auto sample = [](int t0, int t1) {
+    return "==============NVSMI LOG==============\n\n"
+           "Driver Version                            : 535.154.05\n\n"
+           "Attached GPUs                             : 2\n"
+           "GPU 00000000:18:00.0\n"
+           "    Product Name                          : NVIDIA H100 80GB HBM3\n"
+           "    Temperature\n"
+           "        GPU Current Temp                  : " +
+           std::to_string(t0) +
+           " C\n"
+           "GPU 00000000:2A:00.0\n"
+           "    Product Name                          : NVIDIA H100 80GB HBM3\n"
+           "    Temperature\n"
+           "        GPU Current Temp                  : " +
+           std::to_string(t1) + " C\n\n";
+  };
+  const Facts f = import_text(sample(40, 41) + sample(60, 61) + sample(70, 71), "q-l.txt");
+  ASSERT_EQ(f.gpus.size(), 2u);
+  EXPECT_EQ(f.gpus[0].thermal.gpu_c, 70);
+  EXPECT_EQ(f.gpus[1].thermal.gpu_c, 71);
+  bool said = false;
+  for (const auto& n : f.notes)
+    said = said || n.find("3 samples of the same 2 GPU") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 TEST(NvsmiFields, AllNvlinksInactiveIsAFindingOnThatGpu) {
   const Facts f = import_text(
       "GPU 2: NVIDIA B200 (UUID: GPU-1b2c3d4e-0000-0000-0000-000000000000)\n"
