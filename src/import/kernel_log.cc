@@ -1237,7 +1237,13 @@ bool looks_like_kernel_log(std::string_view text) {
     const Stamp st = parse_line(line, std::nullopt).stamp;
     if (st.kmsg || st.bracket || st.kernel_tag) ++stamped;
   }
-  return stamped >= 3 && stamped * 2 >= lines;
+  if (stamped >= 3 && stamped * 2 >= lines) return true;
+  // A short paste (one or two stamped lines) is a kernel log when its lines are the kernel's
+  // own reports gpuvet reads: PCIe AER, IOMMU faults, hung tasks.
+  return stamped >= 1 && stamped * 2 >= lines &&
+         (contains(text, "AMD-Vi: Event logged") || contains(text, "DMAR: [DMA ") ||
+          contains(text, "PCIe Bus Error: severity=") || contains(text, " AER: ") ||
+          contains(text, "INFO: task "));
 }
 
 }  // namespace gpuvet::import

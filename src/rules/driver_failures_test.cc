@@ -135,6 +135,29 @@ TEST(DriverFailures, AnXid45BurstFollowedByHungTasksIsAStuckContext) {
   EXPECT_LE(plain[0].severity, Severity::kInfo);
 }
 
+TEST(IommuFaults, WithPeerFailuresTheyPointAtTheIommu) {
+  const std::string faults =
+      "[  812.100001] nvidia 0000:07:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x0003 "
+      "address=0x80000040 flags=0x0020]\n"
+      "[  812.100002] nvidia 0000:07:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x0003 "
+      "address=0x9e139068 flags=0x0020]\n";
+  auto alone = ids(judge(faults, "dmesg.txt"), "iommu-fault");
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_FALSE(alone[0].decision_note.has_value());
+  Facts f = import_text(faults, "dmesg.txt");
+  const Facts nccl = import_text(
+      "node:4412:4530 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : 217 peer "
+      "access is not supported between these two devices\n",
+      "nccl.log");
+  f.nccl_events = nccl.nccl_events;
+  auto with = ids(diagnose(f), "iommu-fault");
+  ASSERT_EQ(with.size(), 1u);
+  EXPECT_EQ(with[0].action, Action::kFixConfig);
+  ASSERT_TRUE(with[0].decision_note.has_value());
+  EXPECT_NE(with[0].decision_note->find("ACS"), std::string::npos);
+  EXPECT_NE(with[0].evidence.find("in the same inputs"), std::string::npos) << with[0].evidence;
+}
+
 TEST(NvsmiFields, FabricHealthUnhealthyIsDegraded) {
   const std::string q =
       "==============NVSMI LOG==============\n\n"

@@ -800,6 +800,25 @@ void check_pcie_aer(const Context& c, Emitter& e) {
 
 void check_iommu_faults(const Context& c, Emitter& e) {
   const Facts& f = c.facts;
+  // Peer traffic failing in the same inputs: NCCL's errors or refused peer mappings, a P2P
+  // test slower with peer access than without, data a benchmark moved wrong, an Xid 31 (MMU
+  // fault). With IOMMU faults on a GPU, those point at the IOMMU (or ACS sending peer traffic
+  // to it), not at the GPUs or the network.
+  std::vector<std::string> peer_failures;
+  for (const auto& ev : f.nccl_events)
+    if ((ev.kind == "error" || ev.kind == "p2p" || ev.kind == "timeout") &&
+        peer_failures.size() < 2)
+      peer_failures.push_back("NCCL: \"" + shorten(ev.detail, 100) + "\"");
+  for (const auto& x : f.kernel_log.xids)
+    if (x.code == 31 && peer_failures.size() < 3) {
+      peer_failures.push_back("Xid 31 (MMU fault)");
+      break;
+    }
+  for (const auto& m : f.measurements)
+    if (m.wrong_data) {
+      peer_failures.push_back(m.tool + " moved wrong data");
+      break;
+    }
   for (const auto& r : f.kernel_log.iommu_faults) {
     if (r.count == 0) continue;
     const Place p = place_device(f, r.pci_bus_id, r.driver);
@@ -817,9 +836,20 @@ void check_iommu_faults(const Context& c, Emitter& e) {
     ev += "; " + when_logged(r);
     if (!r.last_message.empty()) ev += ": \"" + shorten(r.last_message, 160) + "\"";
     if (is_gpu) ev += "; the GPU's DMA (peer-to-peer, GPUDirect) is being blocked";
+    if (is_gpu && !peer_failures.empty())
+      ev += "; with " + join(peer_failures, ", ") + " in the same inputs";
     Finding& fd = e.add("iommu-fault", is_gpu ? Severity::kWarning : Severity::kInfo, p.subjects,
                         std::move(ev));
     if (!is_gpu) fd.action = Action::kWatch;
+    if (is_gpu && !peer_failures.empty()) {
+      fd.action = Action::kFixConfig;
+      fd.decision_note =
+          "The IOMMU blocked this GPU's DMA while peer traffic failed: the IOMMU (or ACS on the "
+          "PCIe bridges redirecting peer traffic to it) is the cause, not the GPUs or the "
+          "network. Boot with iommu=pt (or the IOMMU off where the platform allows), or disable "
+          "ACS on the bridges above the GPUs (NCCL's troubleshooting guide), then re-run the "
+          "P2P test.";
+    }
   }
 }
 
