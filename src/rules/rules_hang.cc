@@ -980,7 +980,14 @@ void emit_group(const HangGroup& g, Emitter& e) {
   if (g.culprits.empty()) {
     // Trouble said without a rank to name (a RAS table row, a job-level RAS entry).
     Severity sev = g.signature == "ras-mismatch" ? Severity::kWarning : Severity::kCritical;
-    e.add("collective-hang", sev, {g.pg}, ev + g.summary);
+    Finding& fd = e.add("collective-hang", sev, {g.pg}, ev + g.summary);
+    if (g.signature == "ras-mismatch")
+      fd.decision_note =
+          "NCCL RAS lists only the smaller groups of a count mismatch: the ranks ahead are "
+          "named, the ranks behind (where the culprit is) are not. Take every rank's watchdog "
+          "line or flight-recorder dump (TORCH_NCCL_DUMP_ON_TIMEOUT=1) and run `gpuvet culprit` "
+          "on them; query `ncclras` twice 5 s or more apart: only counts that stay the same are "
+          "stuck.";
     return;
   }
   if (g.signature == "ras-mismatch") {
