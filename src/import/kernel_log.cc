@@ -606,68 +606,7 @@ std::string join_escaped_lines(std::string_view text) {
   return out;
 }
 
-std::optional<std::size_t> count_device_error(std::vector<DeviceErrorLog>& list,
-                                              std::map<std::string, std::size_t>& at,
-                                              const std::string& kind,
-                                              const std::optional<std::string>& bdf,
-                                              const std::optional<std::string>& driver,
-                                              const Stamp& st, std::string_view message,
-                                              std::optional<std::int64_t> boot);
-std::optional<std::string> bdf_at(std::string_view s, std::size_t i);
-
-// The NVIDIA driver's failure strings for a GPU it cannot use (open-gpu-kernel-modules,
-// kernel-open/nvidia/nv.c and src/nvidia/arch/nvalloc/unix/src/osinit.c, drivers 3xx to 5xx):
-// the words, and the kind they are recorded as.
-struct DriverFailureForm {
-  std::string_view words;
-  std::string_view kind;
-};
-constexpr DriverFailureForm kDriverFailures[] = {
-    {"RmInitAdapter failed", "init-failed"},
-    {"NV_ERR_RESET_REQUIRED", "reset-required"},
-    {"GPU requires reset", "reset-required"},
-    {"NV_ERR_GPU_IS_LOST", "lost"},
-    {"GPU lost from the bus", "lost"},
-    {"does not have the necessary power cables connected", "no-power"},
-    {"PCI I/O region assigned to your NVIDIA device is invalid", "bar-invalid"},
-    {"is not supported by the NVIDIA", "unsupported"},
-    {"probe routine was not called", "not-probed"},
-    {"No NVIDIA graphics adapter found", "no-adapter"},
-    {"No NVIDIA GPU found", "no-adapter"},
-    {"No NVIDIA devices probed", "no-adapter"},
-};
-
-// The GPU an NVRM record names: "GPU 0000:98:00.0:", "(PCI:0000:01:00)", "NVIDIA GPU
-// 0000:01:00.0 (PCI ID…".
-std::optional<std::string> nvrm_record_gpu(std::string_view text) {
-  for (std::size_t at = find(text, "GPU "); at != npos; at = find(text, "GPU ", at + 4)) {
-    // "GPU 0000:98:00.0: …": the bus id ends before the colon that follows it.
-    std::string_view id = text.substr(at + 4, 12);
-    if (id.size() == 12 && id[4] == ':' && id[7] == ':' && id[10] == '.')
-      if (auto b = normalize_pci_bus_id(id)) return b;
-    if (auto b = bdf_at(text, at + 4)) return b;
-  }
-  if (std::size_t p = find(text, "PCI:"); p != npos) {
-    if (auto b = bdf_at(text, p + 4)) return b;
-    const std::string_view v = text.substr(p + 4, 10);  // "0000:01:00": no function
-    if (v.size() == 10 && v[4] == ':' && v[7] == ':')
-      return normalize_pci_bus_id(std::string(v) + ".0");
-  }
-  return std::nullopt;
-}
-
-void note_driver_failure(State& s, std::string_view full) {
-  for (const auto& form : kDriverFailures) {
-    if (!contains(full, form.words)) continue;
-    std::string entry = render_prefix(s);
-    if (!entry.empty()) entry.push_back(' ');
-    entry += full;
-    count_device_error(s.out.driver_failures, s.failure_at, std::string(form.kind),
-                       nvrm_record_gpu(full), std::string("nvidia"), s.stamp, entry,
-                       s.options.boot_unix_time);
-    return;  // one kind per record
-  }
-}
+void note_driver_failure(State& s, std::string_view full);
 
 void finish_record(State& s) {
   if (!s.active) return;
@@ -808,6 +747,60 @@ std::optional<std::size_t> count_device_error(std::vector<DeviceErrorLog>& list,
   }
   r.last_message = clean_text(rtrim(message), 512);
   return it->second;
+}
+
+// The NVIDIA driver's failure strings for a GPU it cannot use (open-gpu-kernel-modules,
+// kernel-open/nvidia/nv.c and src/nvidia/arch/nvalloc/unix/src/osinit.c, drivers 3xx to 5xx):
+// the words, and the kind they are recorded as.
+struct DriverFailureForm {
+  std::string_view words;
+  std::string_view kind;
+};
+constexpr DriverFailureForm kDriverFailures[] = {
+    {"RmInitAdapter failed", "init-failed"},
+    {"NV_ERR_RESET_REQUIRED", "reset-required"},
+    {"GPU requires reset", "reset-required"},
+    {"NV_ERR_GPU_IS_LOST", "lost"},
+    {"GPU lost from the bus", "lost"},
+    {"does not have the necessary power cables connected", "no-power"},
+    {"PCI I/O region assigned to your NVIDIA device is invalid", "bar-invalid"},
+    {"is not supported by the NVIDIA", "unsupported"},
+    {"probe routine was not called", "not-probed"},
+    {"No NVIDIA graphics adapter found", "no-adapter"},
+    {"No NVIDIA GPU found", "no-adapter"},
+    {"No NVIDIA devices probed", "no-adapter"},
+};
+
+// The GPU an NVRM record names: "GPU 0000:98:00.0:", "(PCI:0000:01:00)", "NVIDIA GPU
+// 0000:01:00.0 (PCI ID…".
+std::optional<std::string> nvrm_record_gpu(std::string_view text) {
+  for (std::size_t at = find(text, "GPU "); at != npos; at = find(text, "GPU ", at + 4)) {
+    // "GPU 0000:98:00.0: …": the bus id ends before the colon that follows it.
+    std::string_view id = text.substr(at + 4, 12);
+    if (id.size() == 12 && id[4] == ':' && id[7] == ':' && id[10] == '.')
+      if (auto b = normalize_pci_bus_id(id)) return b;
+    if (auto b = bdf_at(text, at + 4)) return b;
+  }
+  if (std::size_t p = find(text, "PCI:"); p != npos) {
+    if (auto b = bdf_at(text, p + 4)) return b;
+    const std::string_view v = text.substr(p + 4, 10);  // "0000:01:00": no function
+    if (v.size() == 10 && v[4] == ':' && v[7] == ':')
+      return normalize_pci_bus_id(std::string(v) + ".0");
+  }
+  return std::nullopt;
+}
+
+void note_driver_failure(State& s, std::string_view full) {
+  for (const auto& form : kDriverFailures) {
+    if (!contains(full, form.words)) continue;
+    std::string entry = render_prefix(s);
+    if (!entry.empty()) entry.push_back(' ');
+    entry += full;
+    count_device_error(s.out.driver_failures, s.failure_at, std::string(form.kind),
+                       nvrm_record_gpu(full), std::string("nvidia"), s.stamp, entry,
+                       s.options.boot_unix_time);
+    return;  // one kind per record
+  }
 }
 
 void record_aer(State& s, const std::string& kind, const std::optional<std::string>& bdf,
