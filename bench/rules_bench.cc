@@ -145,6 +145,39 @@ void BM_DiagnosePmonTwoSamplesOf100k(benchmark::State& state) {
 }
 BENCHMARK(BM_DiagnosePmonTwoSamplesOf100k)->Unit(benchmark::kMillisecond);
 
+// A hung job's one combined log at two sizes (reliability E12): every rank's PG status line,
+// one rank a collective behind, read and judged. Time per rank should stay flat from 10 000 to
+// 100 000 ranks (a scan per rank would make it grow tenfold).
+std::string hang_log(int ranks) {
+  std::string out;
+  out.reserve(static_cast<std::size_t>(ranks) * 200);
+  for (int r = 0; r < ranks; ++r) {
+    const int enq = r == ranks / 3 ? 499 : 500;
+    out += "[rank" + std::to_string(r) +
+           "]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:1844] [PG ID 0 PG GUID "
+           "0(default_pg) Rank " +
+           std::to_string(r) +
+           "] Exception (either an error or timeout) detected by watchdog at work: " +
+           std::to_string(enq) + ", last enqueued NCCL work: " + std::to_string(enq) +
+           ", last completed NCCL work: 499.\n";
+  }
+  return out;
+}
+
+void BM_CulpritOneLog(benchmark::State& state) {
+  const std::string input = hang_log(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    const gpuvet::Facts facts = gpuvet::import::import_text(input, "job.log");
+    auto a = gpuvet::analyse_hang(facts);
+    benchmark::DoNotOptimize(a);
+  }
+  state.counters["ranks"] = static_cast<double>(state.range(0));
+  state.counters["per_rank"] = benchmark::Counter(
+      static_cast<double>(state.range(0)),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_CulpritOneLog)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();
