@@ -217,6 +217,9 @@ struct Parser {
   std::optional<std::string> fr_op;
   std::optional<std::string> failure_host;
   std::optional<int> failure_rank;
+  bool any_failure = false;                  // a launcher reported a failed rank already
+  bool explicit_root = false;                // torchrun's "Root Cause (first observed failure)"
+  std::vector<std::string> workers_stopped;  // "Sending process 4193 closing signal SIGHUP"
   std::map<std::pair<std::string, int>, Identity> identities;  // (host, pid)
   std::vector<std::string> rankless_errors;
   std::size_t lines = 0;
@@ -341,7 +344,7 @@ struct Parser {
       ++lines;
       return;
     }
-    if (desync_line(line) || torchrun_line(line)) {
+    if (desync_line(line) || torchrun_line(line) || ended_line(line)) {
       ++lines;
       return;
     }
@@ -520,6 +523,85 @@ struct Parser {
     return false;
   }
 
+  // How a launcher says the job ended (no hang: a rank or the job exited):
+  //   torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal
+  //       SIGKILL   (or "… with exit code 1")
+  //   mpirun noticed that process rank 3 with PID 1167 on node 10.10.21.2 exited on signal 11
+  //       (Segmentation fault).
+  //   torch.distributed.elastic…: failed (exitcode: 1) local_rank: 0 (pid: 170581) of binary: …
+  //   torch.distributed.elastic…: Sending process 4193 closing signal SIGHUP   (the launcher
+  //       stopping its workers: it was told to, or one of them failed)
+  bool ended_line(std::string_view line) {
+    auto record = [&](int rank) -> CollectiveRank& {
+      auto [it, inserted] = torchrun.try_emplace(rank);
+      if (inserted) {
+        it->second.source = "torchrun";
+        it->second.rank = rank;
+        it->second.root_cause = !any_failure;  // the first failure a launcher reports
+        any_failure = true;
+      }
+      return it->second;
+    };
+    if (torchrun.size() >= kMaxRecords) return false;
+    if (std::size_t p = find(line, "process "); p != npos && contains(line, " terminated with ")) {
+      auto r = small_int_after(line.substr(p), "process ");
+      if (!r) return false;
+      CollectiveRank& c = record(*r);
+      if (auto code = int_after(line, "terminated with exit code ")) {
+        c.exit_code = static_cast<int>(*code);
+      } else if (const std::string_view sig = word_after(line, "terminated with signal ", " ,.");
+                 !sig.empty()) {
+        c.exit_code = -signal_number(sig);
+      }
+      add_error(c.errors, trim(line));
+      return true;
+    }
+    if (std::size_t p = find(line, "mpirun noticed that process rank "); p != npos) {
+      auto r = small_int_after(line.substr(p), "process rank ");
+      if (!r) return false;
+      CollectiveRank& c = record(*r);
+      if (auto sig = int_after(line, "exited on signal ")) c.exit_code = -static_cast<int>(*sig);
+      if (const std::string_view node = word_after(line, " on node ", " "); !node.empty())
+        c.host = text_scan::printable(node, 128);
+      if (auto pid = small_int_after(line, "with PID ")) c.pid = pid;
+      add_error(c.errors, trim(line));
+      return true;
+    }
+    if (std::size_t p = find(line, "failed (exitcode: ");
+        p != npos && contains(line, "local_rank: ")) {
+      auto r = small_int_after(line.substr(p), "local_rank: ");
+      if (!r) return false;
+      CollectiveRank& c = record(*r);
+      if (auto code = int_after(line, "failed (exitcode: ")) c.exit_code = static_cast<int>(*code);
+      if (auto pid = small_int_after(line, "(pid: ")) c.pid = pid;
+      add_error(c.errors, trim(line));
+      return true;
+    }
+    // The job ended without a rank to name: the elastic agent stopping its workers, torchrun's
+    // ChildFailedError with its summary cut off, a process's crash handler (UCX: "[host:pid:0:
+    // tid] Caught signal 7 (Bus error: nonexistent physical address)").
+    const bool stopping =
+        contains(line, "torch.distributed.elastic") && contains(line, "closing signal ");
+    const bool failed = contains(line, "ChildFailedError");
+    const bool crashed = contains(line, "] Caught signal ") && contains(line, " (");
+    if (stopping || failed || crashed) {
+      if (workers_stopped.size() < 4)
+        workers_stopped.push_back(text_scan::printable(trim(line), 200));
+      return true;
+    }
+    return false;
+  }
+
+  static int signal_number(std::string_view name) {
+    static constexpr std::pair<std::string_view, int> kSignals[] = {
+        {"SIGHUP", 1},   {"SIGINT", 2},   {"SIGQUIT", 3}, {"SIGILL", 4},
+        {"SIGABRT", 6},  {"SIGBUS", 7},   {"SIGFPE", 8},  {"SIGKILL", 9},
+        {"SIGSEGV", 11}, {"SIGPIPE", 13}, {"SIGTERM", 15}};
+    for (const auto& [n, v] : kSignals)
+      if (name == n) return v;
+    return 0;
+  }
+
   // torchrun's ChildFailedError summary (torch/distributed/elastic/multiprocessing/errors):
   //   Root Cause (first observed failure):
   //   [0]:
@@ -559,7 +641,12 @@ struct Parser {
       r.source = "torchrun";
       r.rank = failure_rank;
       if (failure_host) r.host = failure_host;
-      r.root_cause = r.root_cause || in_root_cause;
+      if (in_root_cause) {  // torchrun's own word on the first failure wins over line order
+        for (auto& [k, other] : torchrun) other.root_cause = false;
+        explicit_root = true;
+      }
+      r.root_cause = in_root_cause || (!explicit_root && !any_failure);
+      any_failure = true;
       return true;
     }
     if (auto v = field("exitcode"); v && failure_rank) {
@@ -677,6 +764,12 @@ struct Parser {
       out.push_back(std::move(r));
     }
     for (auto& [rank, r] : torchrun) out.push_back(std::move(r));
+    if (!workers_stopped.empty()) {  // the launcher stopped its workers: the job ended
+      CollectiveRank r;
+      r.source = "torchrun";
+      r.errors = workers_stopped;
+      out.push_back(std::move(r));
+    }
     // Ranks the NCCL lines name but no PyTorch line does: who they are, no progress known.
     for (const auto& [key, id] : identities) {
       if (!id.rank || covered.count(*id.rank) || ranks.count(*id.rank)) continue;
@@ -718,7 +811,12 @@ bool has_collective_progress_line(std::string_view text) {
       contains(text, "are the lagging ranks that caused this timeout") ||
       contains(text, "] joined but didn't finish collective #") ||
       contains(text, "but didn't join collective #") ||
-      contains(text, "Root Cause (first observed failure)"))
+      contains(text, "Root Cause (first observed failure)") ||
+      contains(text, "mpirun noticed that process rank ") ||
+      (contains(text, "ProcessExitedException") && contains(text, " terminated with ")) ||
+      (contains(text, "torch.distributed.elastic") &&
+       (contains(text, "closing signal ") || contains(text, "failed (exitcode: ") ||
+        contains(text, "ChildFailedError"))))
     return true;
   // Both kinds of line name one of these: a text with neither needs no line-by-line search
   // (every paste is sniffed by this, most of them large and not PyTorch logs).

@@ -190,6 +190,7 @@ bool is_error_text(std::string_view s) {
          contains(s, "ncclSystemError") || contains(s, "ncclInternalError") ||
          contains(s, "ncclRemoteError") || contains(s, "ncclUnhandledCudaError") ||
          contains(s, "NCCL communicator was aborted") ||
+         contains(s, "watchdog thread terminated with exception") ||
          // nccl-tests' own failure lines: "Test CUDA failure common.cu:941 '…'", "Test NCCL
          // failure common.cu:…", " .. test pid 54340: Test failure common.cu:891"
          contains(s, "Test CUDA failure") || contains(s, "Test NCCL failure") ||

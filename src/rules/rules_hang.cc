@@ -111,6 +111,7 @@ std::string place_of(const std::string& signature) {
   if (signature == "ran-ahead") return "ran-ahead";
   if (signature == "desync") return "desync";
   if (signature == "rank-failed") return "failed";
+  if (signature == "job-exited") return "failed";
   if (signature == "rank-error") return "own-error";
   return "unknown";
 }
@@ -119,7 +120,10 @@ std::string place_of(const std::string& signature) {
 // collective times out: a CUDA error of its kernels, an out-of-memory, an assert.
 bool own_fatal_error(const std::string& e) {
   auto has = [&](const char* w) { return e.find(w) != std::string::npos; };
-  if (has("Watchdog") || has("watchdog") || has("timed out") || has("Timeout") ||
+  // What the watchdog prints on every rank when a collective times out is not a rank's own
+  // error; its thread dying of a CUDA error is ("Process group watchdog thread terminated with
+  // exception: CUDA error: an illegal memory access was encountered").
+  if (has("Watchdog caught") || has("timed out") || has("Timeout") || has("timing out") ||
       has("DistBackendError") || has("NCCL WARN") || has("NCCL error"))
     return false;
   return has("illegal memory access") || has("device-side assert") || has("CUDA out of memory") ||
@@ -289,13 +293,23 @@ void apply_desync_report(const Facts& f, HangAnalysis& a, MakeRank& make_rank) {
   }
 }
 
-// torchrun's ChildFailedError: the root cause (first failure) is the rank the job lost.
+// How the job ended, from its launcher (torchrun's failure summary, mp.spawn, mpirun, the
+// elastic agent stopping its workers). With a hang in the inputs, the first failed rank is the
+// culprit when it did not time out itself (a rank that crashed, or that the OOM killer took,
+// while the others waited); a rank whose watchdog fired first is only the first victim. With
+// no hang in the inputs, the job did not hang: it exited, and that is said (no hang finding).
 template <class MakeRank>
-void apply_torchrun_failures(const Facts& f, HangAnalysis& a, MakeRank& make_rank) {
+void apply_launcher_reports(const Facts& f, HangAnalysis& a, MakeRank& make_rank) {
   std::vector<int> root;
   std::vector<std::string> why;
+  std::vector<std::string> stopped;
   for (const auto& r : f.collective_ranks) {
-    if (r.source != "torchrun" || !r.rank || !r.root_cause) continue;
+    if (r.source != "torchrun") continue;
+    if (!r.rank) {
+      for (const auto& e : r.errors) add_unique(stopped, e, 2);
+      continue;
+    }
+    if (!r.root_cause) continue;
     root.push_back(*r.rank);
     if (r.exit_code)
       why.push_back(fmt::format("rank {} exited with {}{}", *r.rank, *r.exit_code,
@@ -304,25 +318,59 @@ void apply_torchrun_failures(const Facts& f, HangAnalysis& a, MakeRank& make_ran
                                 : *r.exit_code < 0 ? " (killed by a signal)"
                                                    : ""));
   }
-  if (root.empty()) return;
-  // A hang already explained by a named culprit keeps its reading; torchrun's root cause is
-  // the answer otherwise.
-  for (const auto& g : a.groups)
-    if (g.hang && !g.culprits.empty()) return;
-  HangGroup& g = group_for_report(a);
-  g.hang = true;
-  g.signature = "rank-failed";
-  name_culprits(g, root, "failed", make_rank);
-  // The exit code says more than the traceback line: it goes first.
-  for (auto& h : g.ranks)
+  if (root.empty() && stopped.empty()) return;
+  if (a.any_hang()) {
+    for (const auto& g : a.groups)
+      if (g.hang && !g.culprits.empty()) return;  // a named culprit keeps its reading
+    std::set<int> timed_out;
+    for (const auto& r : f.collective_ranks)
+      if (r.source == "pytorch-log" && r.rank && (r.timeout_seq || r.timeout_op || r.ran_ms))
+        timed_out.insert(*r.rank);
+    std::vector<int> named;
+    for (int r : root)
+      if (!timed_out.count(r)) named.push_back(r);
+    if (named.empty()) return;
+    HangGroup& g = group_for_report(a);
+    g.hang = true;
+    if (g.signature == "desync") {
+      // A desync with as many ranks on each side: the side that failed first is named.
+      name_culprits(g, named, "desync", make_rank);
+      g.summary += fmt::format("; the launcher names rank{} {} as the first to fail",
+                               named.size() > 1 ? "s" : "", rank_list(named));
+      return;
+    }
+    g.signature = "rank-failed";
+    name_culprits(g, named, "failed", make_rank);
+    // The exit code says more than the traceback line: it goes first.
+    for (auto& h : g.ranks)
+      for (const auto& w : why)
+        if (w.rfind(fmt::format("rank {} ", h.rank), 0) == 0 &&
+            std::find(h.errors.begin(), h.errors.end(), w) == h.errors.end())
+          h.errors.insert(h.errors.begin(), w);
+    g.summary =
+        "the launcher names this rank as the first failure: it exited while the others "
+        "waited in their collective" +
+        (why.empty() ? std::string() : "; " + join(why, "; "));
+    return;
+  }
+  HangGroup g;
+  g.pg = "job";
+  g.hang = false;
+  g.signature = "job-exited";
+  for (int r : root) {
+    HangRank h = make_rank(r, nullptr);
+    h.place = "failed";
     for (const auto& w : why)
-      if (w.rfind(fmt::format("rank {} ", h.rank), 0) == 0 &&
-          std::find(h.errors.begin(), h.errors.end(), w) == h.errors.end())
-        h.errors.insert(h.errors.begin(), w);
-  g.summary =
-      "torchrun's failure summary names this rank as the root cause (first observed "
-      "failure): the job stopped because it exited" +
-      (why.empty() ? std::string() : "; " + join(why, "; "));
+      if (w.rfind(fmt::format("rank {} ", r), 0) == 0) h.errors.insert(h.errors.begin(), w);
+    g.ranks.push_back(std::move(h));
+  }
+  g.summary = root.empty()
+                  ? "the job ended (\"" + stopped.front() +
+                        "\"): a process failed or the launcher was stopped, it did not hang"
+                  : "the job did not hang: it exited, and its launcher names rank" +
+                        std::string(root.size() > 1 ? "s " : " ") + rank_list(root) +
+                        " as the first failure" + (why.empty() ? "" : " (" + join(why, "; ") + ")");
+  a.groups.push_back(std::move(g));
 }
 
 }  // namespace
@@ -332,8 +380,10 @@ HangAnalysis analyse_hang(const Facts& f) {
   HangAnalysis a;
   const bool stalled_test = std::any_of(f.nccl_events.begin(), f.nccl_events.end(),
                                         [](const NcclEvent& e) { return e.kind == "stalled"; });
+  const bool test_rows = std::any_of(f.measurements.begin(), f.measurements.end(),
+                                     [](const Measurement& m) { return m.tool == "nccl-tests"; });
   a.any_collective_state =
-      !f.collective_ranks.empty() || !f.ras_communicators.empty() || stalled_test;
+      !f.collective_ranks.empty() || !f.ras_communicators.empty() || stalled_test || test_rows;
   if (!a.any_collective_state) return a;
 
   // Who each rank is.
@@ -549,6 +599,25 @@ HangAnalysis analyse_hang(const Facts& f) {
       break;
     }
 
+    // A rank whose process group died of its own CUDA error (the watchdog thread terminated
+    // with it): that rank is gone, and its peers wait in their next collective with it.
+    if (!g.hang) {
+      std::vector<int> dead;
+      for (const auto& [rank, st] : ranks)
+        if (std::any_of(st.errors.begin(), st.errors.end(), [](const std::string& e) {
+              return e.find("watchdog thread terminated with exception") != std::string::npos &&
+                     own_fatal_error(e);
+            }))
+          dead.push_back(rank);
+      if (!dead.empty()) {
+        g.hang = true;
+        g.signature = "rank-error";
+        g.culprits = dead;
+        g.summary =
+            "its process group's watchdog died of the rank's own CUDA error: the rank "
+            "is gone and its peers wait for it in their next collective";
+      }
+    }
     if (!g.hang) {
       g.signature = "no-hang";
       for (auto& h : g.ranks)
@@ -573,8 +642,8 @@ HangAnalysis analyse_hang(const Facts& f) {
     for (const auto& h : g.ranks)
       if (!h.kernel.empty()) with_xid.push_back(h.rank);
 
-    if (!g.signature.empty()) {
-      for (int r : g.culprits) set_place(r, "desync");
+    if (!g.signature.empty()) {  // decided above: a desync, or a rank's own fatal error
+      for (int r : g.culprits) set_place(r, place_of(g.signature));
     } else if (known.empty() && stuck.empty()) {
       // Only watchdog lines (older PyTorch): every rank shown timed out, how far each queue got
       // is not printed.
@@ -764,7 +833,21 @@ HangAnalysis analyse_hang(const Facts& f) {
   }
 
   apply_desync_report(f, a, make_rank);
-  apply_torchrun_failures(f, a, make_rank);
+  apply_launcher_reports(f, a, make_rank);
+  // nccl-tests that printed its result rows: a run that completed, not a hang.
+  if (!a.any_hang() && !stalled_test) {
+    int rows = 0;
+    for (const auto& m : f.measurements) rows += m.tool == "nccl-tests" ? 1 : 0;
+    if (rows > 0) {
+      HangGroup g;
+      g.pg = "nccl-tests";
+      g.signature = "no-hang";
+      g.summary = fmt::format(
+          "nccl-tests printed {} result row{}: its collectives completed, the run did not hang",
+          rows, rows == 1 ? "" : "s");
+      a.groups.push_back(std::move(g));
+    }
+  }
   // nccl-tests that stopped after its table header: its first collective never completed.
   if (stalled_test && !a.any_hang()) {
     HangGroup g;

@@ -105,6 +105,8 @@ def judge(kind, case_dir, exp, gpuvet):
     else:
         doc, rc, err = run([gpuvet, "culprit", "--json"] + blocks)
     if doc is None and rc == 3:  # refused with a message: nothing it could read
+        if kind == "hangs":
+            return False, "could not judge (exit 3)", ["exit 3: %s" % err.strip()[:300]], {"exit": rc}
         return False, "format not read", ["exit 3: %s" % err.strip()[:300]], {"exit": rc}
     if doc is None or rc not in (0, 1, 2, 3):
         return False, "crash or timeout", ["exit %s: %s" % (rc, err.strip()[:300])], {}
@@ -129,7 +131,7 @@ def judge(kind, case_dir, exp, gpuvet):
     if kind == "tickets" and rc == 3:
         classes.append("could not judge (exit 3)")
         reasons.append("exit 3: %s" % "; ".join(doc.get("notes", [])[:1]))
-    if kind == "hangs" and rc == 3 and not exp.get("no_hang"):
+    if kind == "hangs" and rc == 3:  # a job that did not hang is a verdict too, not exit 3
         classes.append("could not judge (exit 3)")
         reasons.append("exit 3: %s" % "; ".join(doc.get("problems", [])[:2]))
 
