@@ -20,11 +20,9 @@ Diagnosis judge(const std::string& text, const std::string& name) {
   return diagnose(import_text(text, name));
 }
 
+// The findings of one id in a diagnosis.
 std::vector<Finding> ids(const Diagnosis& d, const std::string& id) {
-  std::vector<Finding> out;
-  for (const auto& f : d.findings)
-    if (f.id == id) out.push_back(f);
-  return out;
+  return rules::testing::with_id(d.findings, id);
 }
 
 TEST(DriverFailures, RmInitAdapterNamesTheGpuAsUnresponsive) {

@@ -32,11 +32,14 @@ inline Out run_group(void (*group)(const Context&, Emitter&), const Facts& f,
   return {e.take_findings(), e.take_notes()};
 }
 
-inline std::vector<Finding> with_id(const Out& o, const std::string& id) {
+inline std::vector<Finding> with_id(const std::vector<Finding>& findings, const std::string& id) {
   std::vector<Finding> v;
-  for (const auto& f : o.findings)
+  for (const auto& f : findings)
     if (f.id == id) v.push_back(f);
   return v;
+}
+inline std::vector<Finding> with_id(const Out& o, const std::string& id) {
+  return with_id(o.findings, id);
 }
 
 inline bool has(const std::string& s, const std::string& part) {

@@ -9,15 +9,14 @@
 
 #include "gpuvet/diagnose.h"
 #include "gpuvet/import.h"
+#include "rules/rule_test_util.h"
 
 namespace gpuvet {
 namespace {
 
+// The findings of one id in a diagnosis.
 std::vector<Finding> ids(const Diagnosis& d, const std::string& id) {
-  std::vector<Finding> out;
-  for (const auto& f : d.findings)
-    if (f.id == id) out.push_back(f);
-  return out;
+  return rules::testing::with_id(d.findings, id);
 }
 
 std::string p2p_test(const char* enabled_01) {
