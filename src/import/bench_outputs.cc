@@ -213,12 +213,32 @@ std::string guess_collective(const PerfTable& t, std::optional<int> nranks) {
 
 }  // namespace
 
+// A result row of nccl-tests pasted without its header: size count type [redop] [root], then
+// time algbw busbw #wrong for out-of-place and in-place. The type is one of NCCL's data types
+// (ncclDataType_t names as nccl-tests prints them), which no other format's table holds there.
+bool is_bare_row(std::string_view line) {
+  static constexpr std::string_view kTypes[] = {"int8",   "uint8",    "int32",    "uint32",
+                                                "int64",  "uint64",   "half",     "float",
+                                                "double", "bfloat16", "fp8_e4m3", "fp8_e5m2"};
+  const auto w = words(line, 16);
+  if (w.size() < 11 || w.size() > 13 || !parse_uint(w[0]) || !parse_uint(w[1])) return false;
+  return std::find(std::begin(kTypes), std::end(kTypes), w[2]) != std::end(kTypes);
+}
+
 int sniff_nccl_tests(std::string_view text) {
   text = first_lines(sniff_head(text), 4000);
-  // Each line below that counts names one of these: without them, no line-by-line search.
+  // Rows alone (the header and banner not pasted): three of them are nccl-tests' output.
   if (!contains(text, "nThread ") && !contains(text, "Avg bus bandwidth") &&
-      !contains(text, "algbw"))
-    return 0;
+      !contains(text, "algbw")) {
+    if (!contains(text, "float") && !contains(text, "half") && !contains(text, "int")) return 0;
+    int rows = 0, lines = 0;
+    for_each_line(text, [&](std::string_view line) {
+      if (++lines > 4000) return false;
+      rows += is_bare_row(strip_launcher_label(line)) ? 1 : 0;
+      return rows < 3;
+    });
+    return rows >= 3 ? 80 : 0;
+  }
   int best = 0;
   int lines = 0;
   for_each_line(text, [&](std::string_view line) {
@@ -348,6 +368,14 @@ Status import_nccl_tests(std::string_view text, Facts& out) {
       return true;
     }
     if (comment) return true;
+    if (!in_table && is_bare_row(body)) {
+      // Rows pasted without the table's header: the usual two blocks (out-of-place, in-place).
+      in_table = true;
+      blocks = 2;
+      out.notes.push_back(
+          "nccl-tests: result rows without the table's header; read as "
+          "out-of-place and in-place blocks");
+    }
     if (!in_table) {
       if (auto name = perf_binary_name(line)) named = *name;
       return true;

@@ -304,6 +304,35 @@ TEST(HangReports, ARanksOwnCudaErrorNamesItWhenTheOthersOnlyTimeOut) {
   EXPECT_EQ(g->culprits, std::vector<int>{2});
 }
 
+TEST(HangReports, NcclTestsRowsAloneAreACompletedRun) {
+  // Rows pasted without the banner and the header: still nccl-tests, and a run that finished.
+  const std::string rows =
+      "       32768          4096   float    13.39    1.22    1.22  0e+00    11.85    1.38    "
+      "1.38  0e+00\n"
+      "       65536          8192   float    16.57    1.98    1.98  0e+00    13.83    2.37    "
+      "2.37  0e+00\n"
+      "      131072         16384   float    23.07    2.84    2.84  0e+00    18.39    3.56    "
+      "3.56  0e+00\n"
+      "# Out of bounds values : 0 OK\n";
+  const Facts f = import_text(rows, "rows.log");
+  ASSERT_FALSE(f.imported.empty());
+  EXPECT_EQ(f.imported[0].format, "nccl-tests");
+  EXPECT_EQ(f.measurements.size(), 6u);  // out-of-place and in-place per row
+  const HangAnalysis a = analyse_hang(f);
+  EXPECT_TRUE(a.any_collective_state);
+  EXPECT_FALSE(a.any_hang());
+  // A table of other numbers is not taken for nccl-tests.
+  const Facts other = import_text(
+      "       32768          4096   apples    13.39    1.22    1.22  0e+00    11.85    1.38    "
+      "1.38  0e+00\n"
+      "       65536          8192   apples    16.57    1.98    1.98  0e+00    13.83    2.37    "
+      "2.37  0e+00\n"
+      "      131072         16384   apples    23.07    2.84    2.84  0e+00    18.39    3.56    "
+      "3.56  0e+00\n",
+      "other.txt");
+  EXPECT_TRUE(other.measurements.empty());
+}
+
 TEST(HangReports, NcclTestsWithoutAResultRowIsATransportThatNeverWorked) {
   const std::string text =
       "# nThread 1 nGpus 4 minBytes 8 maxBytes 268435456 step: 2(factor) warmup iters: 5 iters: "
