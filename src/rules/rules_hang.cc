@@ -148,6 +148,19 @@ std::vector<int> minority_op(const std::map<std::string, std::vector<int>>& by_o
   return out;
 }
 
+// "ALLREDUCE on ranks 0-2, BROADCAST on rank 3": who runs what at one collective number.
+std::string ops_text(const std::map<std::string, std::vector<int>>& by_op) {
+  std::vector<std::string> said;
+  for (const auto& [op, rs] : by_op)
+    said.push_back(fmt::format("{} on rank{} {}", op, rs.size() > 1 ? "s" : "", rank_list(rs)));
+  return join(said, ", ");
+}
+
+// A PyTorch watchdog timeout line, with or without its SeqNum (older PyTorch prints none).
+bool watchdog_timed_out(const CollectiveRank& r) {
+  return r.source == "pytorch-log" && (r.timeout_seq || r.timeout_op || r.ran_ms);
+}
+
 // The hang group a report without a PG speaks of: the one that hangs (the first), else a new
 // one.
 HangGroup& group_for_report(HangAnalysis& a) {
@@ -257,9 +270,6 @@ void apply_desync_report(const Facts& f, HangAnalysis& a, MakeRank& make_rank) {
     if (odd.empty()) {
       // As many ranks on each side (two ranks, say): a desync, but which side left the common
       // path is the job's code to tell.
-      std::vector<std::string> said;
-      for (const auto& [op, rs] : by_op)
-        said.push_back(fmt::format("{} on rank{} {}", op, rs.size() > 1 ? "s" : "", rank_list(rs)));
       g.culprits.clear();
       g.signature = "desync";
       g.seq = seq;
@@ -268,7 +278,7 @@ void apply_desync_report(const Facts& f, HangAnalysis& a, MakeRank& make_rank) {
           "desynchronised code path; as many ranks are on each side, so the inputs do not say "
           "which side left the common path (look for a branch taken by some ranks only, such as "
           "work done on rank 0 alone)",
-          seq, rules::join(said, ", "));
+          seq, ops_text(by_op));
       continue;
     }
     g.signature = "desync";
@@ -301,7 +311,7 @@ void apply_desync_report(const Facts& f, HangAnalysis& a, MakeRank& make_rank) {
 template <class MakeRank>
 void apply_launcher_reports(const Facts& f, HangAnalysis& a, MakeRank& make_rank) {
   std::vector<int> root;
-  std::vector<std::string> why;
+  std::map<int, std::string> why;  // rank → what its exit code says
   std::vector<std::string> stopped;
   for (const auto& r : f.collective_ranks) {
     if (r.source != "torchrun") continue;
@@ -312,20 +322,27 @@ void apply_launcher_reports(const Facts& f, HangAnalysis& a, MakeRank& make_rank
     if (!r.root_cause) continue;
     root.push_back(*r.rank);
     if (r.exit_code)
-      why.push_back(fmt::format("rank {} exited with {}{}", *r.rank, *r.exit_code,
-                                *r.exit_code == -9
-                                    ? " (SIGKILL: usually the kernel's OOM killer; check dmesg)"
-                                : *r.exit_code < 0 ? " (killed by a signal)"
-                                                   : ""));
+      why[*r.rank] = fmt::format("rank {} exited with {}{}", *r.rank, *r.exit_code,
+                                 *r.exit_code == -9
+                                     ? " (SIGKILL: usually the kernel's OOM killer; check dmesg)"
+                                 : *r.exit_code < 0 ? " (killed by a signal)"
+                                                    : "");
   }
+  // The exit code says more than the traceback line: it goes first in the rank's errors.
+  auto exit_first = [&](HangRank& h) {
+    auto w = why.find(h.rank);
+    if (w != why.end() && std::find(h.errors.begin(), h.errors.end(), w->second) == h.errors.end())
+      h.errors.insert(h.errors.begin(), w->second);
+  };
+  std::vector<std::string> said;
+  for (const auto& [rank, text] : why) said.push_back(text);
   if (root.empty() && stopped.empty()) return;
   if (a.any_hang()) {
     for (const auto& g : a.groups)
       if (g.hang && !g.culprits.empty()) return;  // a named culprit keeps its reading
     std::set<int> timed_out;
     for (const auto& r : f.collective_ranks)
-      if (r.source == "pytorch-log" && r.rank && (r.timeout_seq || r.timeout_op || r.ran_ms))
-        timed_out.insert(*r.rank);
+      if (r.rank && watchdog_timed_out(r)) timed_out.insert(*r.rank);
     std::vector<int> named;
     for (int r : root)
       if (!timed_out.count(r)) named.push_back(r);
@@ -341,16 +358,11 @@ void apply_launcher_reports(const Facts& f, HangAnalysis& a, MakeRank& make_rank
     }
     g.signature = "rank-failed";
     name_culprits(g, named, "failed", make_rank);
-    // The exit code says more than the traceback line: it goes first.
-    for (auto& h : g.ranks)
-      for (const auto& w : why)
-        if (w.rfind(fmt::format("rank {} ", h.rank), 0) == 0 &&
-            std::find(h.errors.begin(), h.errors.end(), w) == h.errors.end())
-          h.errors.insert(h.errors.begin(), w);
+    for (auto& h : g.ranks) exit_first(h);
     g.summary =
         "the launcher names this rank as the first failure: it exited while the others "
         "waited in their collective" +
-        (why.empty() ? std::string() : "; " + join(why, "; "));
+        (said.empty() ? std::string() : "; " + join(said, "; "));
     return;
   }
   HangGroup g;
@@ -360,8 +372,7 @@ void apply_launcher_reports(const Facts& f, HangAnalysis& a, MakeRank& make_rank
   for (int r : root) {
     HangRank h = make_rank(r, nullptr);
     h.place = "failed";
-    for (const auto& w : why)
-      if (w.rfind(fmt::format("rank {} ", r), 0) == 0) h.errors.insert(h.errors.begin(), w);
+    exit_first(h);
     g.ranks.push_back(std::move(h));
   }
   g.summary = root.empty()
@@ -369,7 +380,8 @@ void apply_launcher_reports(const Facts& f, HangAnalysis& a, MakeRank& make_rank
                         "\"): a process failed or the launcher was stopped, it did not hang"
                   : "the job did not hang: it exited, and its launcher names rank" +
                         std::string(root.size() > 1 ? "s " : " ") + rank_list(root) +
-                        " as the first failure" + (why.empty() ? "" : " (" + join(why, "; ") + ")");
+                        " as the first failure" +
+                        (said.empty() ? "" : " (" + join(said, "; ") + ")");
   a.groups.push_back(std::move(g));
 }
 
@@ -436,8 +448,7 @@ HangAnalysis analyse_hang(const Facts& f) {
     max_into(s.started, r.last_started);
     max_into(s.done, r.last_completed);
     if (r.last_enqueued || r.last_completed || r.watchdog_stuck) s.progress = true;
-    // A watchdog timeout, with or without its SeqNum (older PyTorch prints none).
-    if (r.source == "pytorch-log" && (r.timeout_seq || r.timeout_op || r.ran_ms)) {
+    if (watchdog_timed_out(r)) {
       s.timed_out = true;
       s.progress = true;
       s.timeout_seq = r.timeout_seq;
@@ -542,12 +553,19 @@ HangAnalysis analyse_hang(const Facts& f) {
       if (s.activity && !s.timed_out && !s.progress && !s.stuck) busy.push_back(rank);
     // Ranks that left nothing are culprits only when the inputs show most of the job: a
     // minority missing while the majority timed out. One rank's log alone names no one.
+    // (Without the job's size at most one rank is left in `missing` above.)
     std::size_t seen = 0;
     for (const auto& [rank, s] : ranks) seen += s.progress ? 1 : 0;
-    // Without the job's size, the ranks left out may be a paste cut short: one rank missing
-    // among several that timed out is named, more are not.
-    const bool missing_named = seen >= 2 && missing.size() + silent.size() < seen &&
-                               (g.world_size || missing.size() + silent.size() == 1);
+    const bool missing_named = seen >= 2 && missing.size() + silent.size() < seen;
+    // The culprits of missing-ranks: the ranks with no state, when they may be named.
+    auto missing_culprits = [&]() {
+      std::vector<int> c;
+      if (!missing_named) return c;
+      c = missing;
+      c.insert(c.end(), silent.begin(), silent.end());
+      std::sort(c.begin(), c.end());
+      return c;
+    };
     for (const auto& [rank, s] : ranks) {
       HangRank h = make_rank(rank, &s);
       h.place = "waiting";
@@ -589,13 +607,10 @@ HangAnalysis analyse_hang(const Facts& f) {
       g.signature = "desync";
       g.culprits = odd;
       g.seq = seq;
-      std::vector<std::string> said;
-      for (const auto& [op, rs] : by_op)
-        said.push_back(fmt::format("{} on rank{} {}", op, rs.size() > 1 ? "s" : "", rank_list(rs)));
       g.summary = fmt::format(
           "the ranks are in different collectives at the same number {} ({}): a desynchronised "
           "code path; the odd one out is named",
-          seq, join(said, ", "));
+          seq, ops_text(by_op));
       break;
     }
 
@@ -662,11 +677,7 @@ HangAnalysis analyse_hang(const Facts& f) {
             busy.size() == 1 ? "that rank was" : "those ranks were", seq_text(g.seq));
       } else if (!missing.empty() || !silent.empty()) {
         g.signature = "missing-ranks";
-        if (missing_named) {
-          g.culprits = missing;
-          g.culprits.insert(g.culprits.end(), silent.begin(), silent.end());
-          std::sort(g.culprits.begin(), g.culprits.end());
-        }
+        g.culprits = missing_culprits();
         g.summary =
             missing_named
                 ? "every rank that left a log timed out in the same collective; the ranks that "
@@ -778,11 +789,7 @@ HangAnalysis analyse_hang(const Facts& f) {
             *top);
       } else if (!missing.empty() || !silent.empty()) {
         g.signature = "missing-ranks";
-        if (missing_named) {
-          g.culprits = missing;
-          g.culprits.insert(g.culprits.end(), silent.begin(), silent.end());
-          std::sort(g.culprits.begin(), g.culprits.end());
-        }
+        g.culprits = missing_culprits();
         g.summary = fmt::format(
             fmt::runtime(missing_named
                              ? "every rank that left its state is inside collective {}; the ranks "
