@@ -54,6 +54,25 @@ std::string_view word_after(std::string_view line, std::string_view key, std::st
   return line.substr(b, e - b);
 }
 
+// "[default3]" (torchrun --tee's role and local rank) or "[rank3]" at line[p]: the rank and
+// the position just after its ']'.
+std::optional<std::pair<int, std::size_t>> bracket_rank_at(std::string_view line, std::size_t p) {
+  if (p >= line.size() || line[p] != '[') return std::nullopt;
+  std::size_t d = p + 1;
+  if (line.compare(d, 7, "default") == 0)
+    d += 7;
+  else if (line.compare(d, 4, "rank") == 0)
+    d += 4;
+  else
+    return std::nullopt;
+  std::size_t e = d;
+  while (e < line.size() && is_digit(line[e]) && e - d < 9) ++e;
+  if (e == d || e >= line.size() || line[e] != ']') return std::nullopt;
+  const auto v = parse_int(line.substr(d, e - d));
+  if (!v || *v > 100000000) return std::nullopt;
+  return std::pair<int, std::size_t>{static_cast<int>(*v), e + 1};
+}
+
 // What the line's prefixes say of its rank and process group.
 struct Where {
   std::optional<int> rank;
@@ -89,25 +108,12 @@ Where where_of(std::string_view line) {
   }
   if (!w.rank) {
     // torchrun --tee / --log-dir prefix: "[default3]:" (role "default", local rank 3).
-    p = find(line.substr(0, 32), "[default");
-    if (p != npos && p + 8 < line.size() && is_digit(line[p + 8])) {
-      std::size_t e = p + 8;
-      while (e < line.size() && is_digit(line[e]) && e - p < 14) ++e;
-      if (e + 1 < line.size() && line[e] == ']' && line[e + 1] == ':')
-        if (auto v = parse_int(line.substr(p + 8, e - p - 8)); v && *v <= 100000000)
-          w.rank = static_cast<int>(*v);
-    }
+    if (const auto b = bracket_rank_at(line, find(line.substr(0, 32), "[default"));
+        b && b->second < line.size() && line[b->second] == ':')
+      w.rank = b->first;
   }
-  if (!w.rank) {
-    p = find(line, "[rank");
-    if (p != npos && p + 5 < line.size() && is_digit(line[p + 5])) {
-      std::size_t e = p + 5;
-      while (e < line.size() && is_digit(line[e]) && e - p < 14) ++e;
-      if (e < line.size() && line[e] == ']')
-        if (auto v = parse_int(line.substr(p + 5, e - p - 5)); v && *v <= 100000000)
-          w.rank = static_cast<int>(*v);
-    }
-  }
+  if (!w.rank)
+    if (const auto b = bracket_rank_at(line, find(line, "[rank"))) w.rank = b->first;
   return w;
 }
 
@@ -182,19 +188,19 @@ std::optional<std::int64_t> number_after_hash(std::string_view line, std::size_t
 // Where a launcher's rank prefix ("[default3]:" of torchrun --tee, "[rank3]:") starts in `line`
 // at or after `from`; npos when none does.
 std::size_t rank_prefix_at(std::string_view line, std::size_t from) {
-  for (std::size_t p = line.find('[', from); p != npos; p = line.find('[', p + 1)) {
-    std::size_t d = p + 1;
-    if (line.compare(d, 7, "default") == 0)
-      d += 7;
-    else if (line.compare(d, 4, "rank") == 0)
-      d += 4;
-    else
-      continue;
-    std::size_t e = d;
-    while (e < line.size() && is_digit(line[e]) && e - d < 9) ++e;
-    if (e > d && e + 1 < line.size() && line[e] == ']' && line[e + 1] == ':') return p;
-  }
+  for (std::size_t p = line.find('[', from); p != npos; p = line.find('[', p + 1))
+    if (const auto b = bracket_rank_at(line, p);
+        b && b->second < line.size() && line[b->second] == ':')
+      return p;
   return npos;
+}
+
+// `line` after a launcher's rank prefix ("[rank0]:", "[default0]:"), trimmed; all of it,
+// trimmed, when it has none.
+std::string_view after_rank_prefix(std::string_view line) {
+  line = trim(line);
+  if (rank_prefix_at(line, 0) == 0) line = trim(line.substr(bracket_rank_at(line, 0)->second + 1));
+  return line;
 }
 
 struct Parser {
@@ -391,12 +397,9 @@ struct Parser {
       // A prefixed rank doing something else (a progress bar, a log line): kept as its last
       // activity, so a rank busy elsewhere while the others time out can be told.
       const Where w = where_of(line);
-      if (w.rank && activity.size() < kMaxRecords) {
-        std::string_view what = line;
-        if (const std::size_t c = what.find("]:"); c != npos && c < 32) what = what.substr(c + 2);
-        what = trim(what);
-        if (!what.empty()) activity[*w.rank] = text_scan::printable(what, 160);
-      }
+      if (w.rank && activity.size() < kMaxRecords)
+        if (const std::string_view what = after_rank_prefix(line); !what.empty())
+          activity[*w.rank] = text_scan::printable(what, 160);
       return;
     }
     {
@@ -499,9 +502,7 @@ struct Parser {
       return true;
     }
     // The snapshot: "#315 started ranks:" / "#182 finished ranks:", then "[0, 1] started OP".
-    std::string_view t = trim(line);
-    if (starts_with(t, "[rank"))  // torchrun's "[rank0]:" in front of each line
-      if (const std::size_t c = t.find("]:"); c != npos && c < 16) t = trim(t.substr(c + 2));
+    const std::string_view t = after_rank_prefix(line);
     if (!t.empty() && t.front() == '#' &&
         (t.ends_with(" started ranks:") || t.ends_with(" finished ranks:"))) {
       snapshot_seq = number_after_hash(t, 0);
@@ -531,16 +532,24 @@ struct Parser {
   //   torch.distributed.elastic…: failed (exitcode: 1) local_rank: 0 (pid: 170581) of binary: …
   //   torch.distributed.elastic…: Sending process 4193 closing signal SIGHUP   (the launcher
   //       stopping its workers: it was told to, or one of them failed)
+  // A rank a launcher reports as failed, made on first sight; `inserted` says it was.
+  CollectiveRank& launcher_record(int rank, bool* inserted = nullptr) {
+    auto [it, made] = torchrun.try_emplace(rank);
+    it->second.source = "torchrun";
+    it->second.rank = rank;
+    if (inserted) *inserted = made;
+    return it->second;
+  }
+
   bool ended_line(std::string_view line) {
     auto record = [&](int rank) -> CollectiveRank& {
-      auto [it, inserted] = torchrun.try_emplace(rank);
+      bool inserted = false;
+      CollectiveRank& c = launcher_record(rank, &inserted);
       if (inserted) {
-        it->second.source = "torchrun";
-        it->second.rank = rank;
-        it->second.root_cause = !any_failure;  // the first failure a launcher reports
+        c.root_cause = !any_failure;  // the first failure a launcher reports
         any_failure = true;
       }
-      return it->second;
+      return c;
     };
     if (torchrun.size() >= kMaxRecords) return false;
     if (std::size_t p = find(line, "process "); p != npos && contains(line, " terminated with ")) {
@@ -636,10 +645,7 @@ struct Parser {
       while (e < v->size() && is_digit((*v)[e]) && e < 9) ++e;
       if (e == 0 || torchrun.size() >= kMaxRecords) return false;
       failure_rank = static_cast<int>(*parse_int(v->substr(0, e)));
-      auto [it, inserted] = torchrun.try_emplace(*failure_rank);
-      CollectiveRank& r = it->second;
-      r.source = "torchrun";
-      r.rank = failure_rank;
+      CollectiveRank& r = launcher_record(*failure_rank);
       if (failure_host) r.host = failure_host;
       if (in_root_cause) {  // torchrun's own word on the first failure wins over line order
         for (auto& [k, other] : torchrun) other.root_cause = false;
