@@ -886,11 +886,9 @@ Action xid_action(const hw::XidInfo* judged, Severity sev, bool current) {
 // within ten minutes on one subject — followed by the kernel's hung-task reports is a context
 // stuck in the driver: the processes cannot be killed and the GPU stays wedged until a reset,
 // however old the lines are (as long as it is the same boot). Empty when it is not that.
-std::string stuck_context(const Facts& f, int code, const std::string& subject) {
+// `at`: the uptimes of that code's events on one subject (check_xids gathers them as it groups).
+std::string stuck_context(const Facts& f, int code, std::vector<double> at) {
   if ((code != 43 && code != 45) || f.kernel_log.hung_tasks.empty()) return {};
-  std::vector<double> at;
-  for (const auto& x : f.kernel_log.xids)
-    if (x.code == code && xid_subject(f, x) == subject && x.uptime_s) at.push_back(*x.uptime_s);
   std::sort(at.begin(), at.end());
   std::size_t best = 0, first = 0;
   for (std::size_t i = 0, j = 0; i < at.size(); ++i) {
@@ -928,11 +926,15 @@ void check_xids(const Context& c, Emitter& e) {
     std::optional<hw::XidRecoveryAction> action;  // Xid 154: the most severe action named
   };
   std::vector<Group> groups;  // first-seen order
+  // Uptimes of Xid 43/45 per (code, subject), whatever their cause: stuck_context reads them.
+  std::map<std::pair<int, std::string>, std::vector<double>> burst_times;
   for (std::size_t i = 0; i < f.kernel_log.xids.size(); ++i) {
     const XidEvent& x = f.kernel_log.xids[i];
     const GpuFacts* g = x.gpu ? find_gpu(f, *x.gpu) : nullptr;
     if (!g && x.pci_bus_id) g = find_gpu_by_bus(f, *x.pci_bus_id);
     std::string subject = xid_subject(f, x);
+    if ((x.code == 43 || x.code == 45) && x.uptime_s)
+      burst_times[{x.code, subject}].push_back(*x.uptime_s);
     const std::optional<int> cause = xid_cause(f, i, subject);
     auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& gr) {
       return gr.code == x.code && gr.subject == subject && gr.cause == cause;
@@ -1000,7 +1002,9 @@ void check_xids(const Context& c, Emitter& e) {
     }
     // Old events and events of an earlier boot are history: they explain, they do not alarm.
     // A stuck context is not history while the node runs the same boot.
-    const std::string stuck = stuck_context(f, gr.code, gr.subject);
+    const auto times = burst_times.find({gr.code, gr.subject});
+    const std::string stuck =
+        times == burst_times.end() ? std::string() : stuck_context(f, gr.code, times->second);
     if (!stuck.empty()) table = Severity::kCritical;
     const bool current = gr.recent + gr.unknown > 0 || (!stuck.empty() && gr.history > 0);
     const Severity sev = current ? table : Severity::kInfo;
