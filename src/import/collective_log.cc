@@ -324,8 +324,10 @@ struct Parser {
     if (!wrapped_watchdog.empty()) {
       joined = std::move(wrapped_watchdog);
       wrapped_watchdog.clear();
-      if (contains(line, "SeqNum=") || contains(line, "WorkNCCL(") ||
-          starts_with(trim(line), "collective operation timeout")) {
+      // The continuation, never another rank's own watchdog line.
+      if (!contains(line, "Watchdog caught") &&
+          (contains(line, "SeqNum=") || contains(line, "WorkNCCL(") ||
+           starts_with(trim(line), "collective operation timeout"))) {
         while (!joined.empty() && (joined.back() == ' ' || joined.back() == '\t'))
           joined.pop_back();
         joined += " ";
@@ -339,7 +341,7 @@ struct Parser {
         joined.clear();
       }
     } else if (!as_is && contains(line, "Watchdog caught") && !contains(line, "SeqNum=") &&
-               line.size() < 2048) {
+               !contains(line, "WorkNCCL(") && line.size() < 2048) {
       wrapped_watchdog = std::string(line);
       return;
     }

@@ -133,6 +133,30 @@ TEST(DriverFailures, AnXid45BurstFollowedByHungTasksIsAStuckContext) {
   EXPECT_LE(plain[0].severity, Severity::kInfo);
 }
 
+TEST(DriverFailures, AStuckContextIsToldFromWallClockStampsToo) {
+  // dmesg -T: no seconds since boot, only the wall clock; the burst and the hung task are
+  // placed on it.
+  std::string log;
+  for (int i = 0; i < 6; ++i)
+    log += "[Sat Oct 12 18:35:3" + std::to_string(i) +
+           " 2024] NVRM: Xid (PCI:0000:61:00): 45, pid=1496200, name=prover, Ch 0000000" +
+           std::to_string(i) + "\n";
+  const std::string hung =
+      "[Sat Oct 12 18:38:44 2024] INFO: task cache_mgr_event:620917 blocked for more than 120 "
+      "seconds.\n";
+  auto x = ids(diagnose(import_text(log + hung, "dmesg.txt")), "xid-error");
+  ASSERT_EQ(x.size(), 1u);
+  EXPECT_EQ(x[0].severity, Severity::kCritical);
+  EXPECT_NE(x[0].evidence.find("stuck in the driver"), std::string::npos) << x[0].evidence;
+  // A hung task from before the burst is not its consequence.
+  const std::string before =
+      "[Sat Oct 12 18:30:00 2024] INFO: task cache_mgr_event:620917 blocked for more than 120 "
+      "seconds.\n";
+  auto y = ids(diagnose(import_text(before + log, "dmesg.txt")), "xid-error");
+  ASSERT_EQ(y.size(), 1u);
+  EXPECT_EQ(y[0].evidence.find("stuck in the driver"), std::string::npos) << y[0].evidence;
+}
+
 TEST(IommuFaults, WithPeerFailuresTheyPointAtTheIommu) {
   const std::string faults =
       "[  812.100001] nvidia 0000:07:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x0003 "

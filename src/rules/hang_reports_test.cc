@@ -249,6 +249,25 @@ TEST(HangReports, AWatchdogLineWrappedOverLinesIsOneTimeout) {
   EXPECT_TRUE(hang_group(analyse_hang(f)).has_value());
 }
 
+TEST(HangReports, OlderWatchdogLinesWithoutSeqNumAreOneRankEach) {
+  // PyTorch 1.9's form: no SeqNum, the whole WorkNCCL(…) on the line. None of them is a
+  // wrapped line waiting for its continuation, so no rank's line swallows the next rank's.
+  std::string text;
+  for (int r = 1; r < 4; ++r)
+    text += "[E ProcessGroupNCCL.cpp:566] [Rank " + std::to_string(r) +
+            "] Watchdog caught collective operation timeout: WorkNCCL(OpType=BROADCAST, "
+            "Timeout(ms)=60000) ran for 6685" + std::to_string(r) +
+            " milliseconds before timing out.\n";
+  const Facts f = import_text(text, "train.log");
+  std::vector<int> ranks;
+  for (const auto& r : f.collective_ranks)
+    if (r.timeout_op == "BROADCAST" && r.rank) ranks.push_back(*r.rank);
+  EXPECT_EQ(ranks, (std::vector<int>{1, 2, 3}));
+  const auto g = hang_group(analyse(text));
+  ASSERT_TRUE(g.has_value());
+  EXPECT_EQ(g->culprits, std::vector<int>{0});
+}
+
 TEST(HangReports, ARankBusyWithAProgressBarIsTheOneTheOthersWaitFor) {
   // torchrun --tee prefixes; rank 0's progress bar ends in '\r', so rank 2's line is glued to it
   // and the watchdog line is wrapped inside its own phrase.

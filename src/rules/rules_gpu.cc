@@ -886,25 +886,38 @@ Action xid_action(const hw::XidInfo* judged, Severity sev, bool current) {
 // within ten minutes on one subject — followed by the kernel's hung-task reports is a context
 // stuck in the driver: the processes cannot be killed and the GPU stays wedged until a reset,
 // however old the lines are (as long as it is the same boot). Empty when it is not that.
-// `at`: the uptimes of that code's events on one subject (check_xids gathers them as it groups).
-std::string stuck_context(const Facts& f, int code, std::vector<double> at) {
+// The times are the events' seconds since boot, or their wall clock where the log gives that
+// instead (dmesg -T, journalctl); check_xids gathers both as it groups.
+struct BurstTimes {
+  std::vector<double> uptime, wall;
+};
+
+std::string stuck_context(const Facts& f, int code, const BurstTimes& times) {
   if ((code != 43 && code != 45) || f.kernel_log.hung_tasks.empty()) return {};
-  std::sort(at.begin(), at.end());
-  std::size_t best = 0, first = 0;
-  for (std::size_t i = 0, j = 0; i < at.size(); ++i) {
-    while (at[i] - at[j] > 600) ++j;
-    if (i - j + 1 > best) {
-      best = i - j + 1;
-      first = j;
+  for (const bool wall : {false, true}) {
+    std::vector<double> at = wall ? times.wall : times.uptime;
+    std::sort(at.begin(), at.end());
+    std::size_t best = 0, first = 0;
+    for (std::size_t i = 0, j = 0; i < at.size(); ++i) {
+      while (at[i] - at[j] > 600) ++j;
+      if (i - j + 1 > best) {
+        best = i - j + 1;
+        first = j;
+      }
+    }
+    if (best < 5) continue;
+    for (const auto& t : f.kernel_log.hung_tasks) {
+      const std::optional<double> when =
+          wall ? (t.unix_time ? std::optional<double>(static_cast<double>(*t.unix_time))
+                              : std::nullopt)
+               : t.uptime_s;
+      if (when && *when >= at[first])
+        return fmt::format(
+            "a burst of {} Xid {} within 10 min, then the kernel's hung-task report "
+            "\"{}\": a context stuck in the driver, not history",
+            best, code, t.message.substr(0, 120));
     }
   }
-  if (best < 5) return {};
-  for (const auto& t : f.kernel_log.hung_tasks)
-    if (t.uptime_s && *t.uptime_s >= at[first])
-      return fmt::format(
-          "a burst of {} Xid {} within 10 min, then the kernel's hung-task report "
-          "\"{}\": a context stuck in the driver, not history",
-          best, code, t.message.substr(0, 120));
   return {};
 }
 
@@ -927,14 +940,17 @@ void check_xids(const Context& c, Emitter& e) {
   };
   std::vector<Group> groups;  // first-seen order
   // Uptimes of Xid 43/45 per (code, subject), whatever their cause: stuck_context reads them.
-  std::map<std::pair<int, std::string>, std::vector<double>> burst_times;
+  std::map<std::pair<int, std::string>, BurstTimes> burst_times;
   for (std::size_t i = 0; i < f.kernel_log.xids.size(); ++i) {
     const XidEvent& x = f.kernel_log.xids[i];
     const GpuFacts* g = x.gpu ? find_gpu(f, *x.gpu) : nullptr;
     if (!g && x.pci_bus_id) g = find_gpu_by_bus(f, *x.pci_bus_id);
     std::string subject = xid_subject(f, x);
-    if ((x.code == 43 || x.code == 45) && x.uptime_s)
-      burst_times[{x.code, subject}].push_back(*x.uptime_s);
+    if (x.code == 43 || x.code == 45) {
+      BurstTimes& bt = burst_times[{x.code, subject}];
+      if (x.uptime_s) bt.uptime.push_back(*x.uptime_s);
+      if (x.unix_time) bt.wall.push_back(static_cast<double>(*x.unix_time));
+    }
     const std::optional<int> cause = xid_cause(f, i, subject);
     auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& gr) {
       return gr.code == x.code && gr.subject == subject && gr.cause == cause;
