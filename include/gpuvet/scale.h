@@ -22,23 +22,31 @@
 
 namespace gpuvet {
 
+// How a preset spreads over N GPUs: data parallel (PyTorch DDP: every GPU the whole step,
+// gradients all-reduced in buckets), fully sharded (FSDP full shard / ZeRO-3: parameters
+// all-gathered per layer, gradients reduce-scattered) or tensor parallel (Megatron: each
+// layer's projections split over the GPUs, two all-reduces per layer).
+enum class Parallelism { kDataParallel, kFullySharded, kTensorParallel };
+const char* parallelism_name(Parallelism p);  // "ddp", "fsdp", "tp"
+
 struct ScalePreset {
-  std::string name;      // "cnn-small", "llm-1b", "llm-7b-layer", "decoder-7b"
+  std::string name;      // "cnn-small", "llm-7b-layer", "llm-7b-fsdp", "decoder-7b", …
   std::string workload;  // "train" or "infer"
   std::string description;
   // train: per GPU per step. infer: per token, for the whole model (split over N GPUs).
   double flops = 0;
   std::size_t grad_bytes = 0;        // train: gradients all-reduced per step (per GPU)
   std::size_t bucket_bytes = 0;      // train: all-reduce bucket size (DDP default 25 MiB)
-  int layers = 1;                    // infer: all-reduces per token
-  std::size_t activation_bytes = 0;  // infer: bytes all-reduced per layer per token
-  int tokens_per_request = 0;        // infer
-  // Transformer layer shapes (0: none, square GEMMs of `flops`): train runs the layer's
-  // forward and backward projections for `tokens` rows; infer one layer's share per GPU for
-  // a batch of `tokens`.
+  int layers = 1;                    // transformer layers per step (train) or pass (infer)
+  std::size_t activation_bytes = 0;  // infer: bytes of one all-reduce (rows × hidden × 2 B)
+  int tokens_per_request = 0;        // infer: passes per request (decode: tokens; prefill: 1)
+  // Transformer layer shapes (0: none, square GEMMs of `flops`): train runs each layer's
+  // forward and backward projections for `tokens` rows; infer each layer's share per GPU for
+  // `tokens` rows (decode: the batch; prefill: batch × prompt length).
   int hidden = 0;
   int ffn = 0;     // MLP width (gate and up are 2 × ffn wide: SwiGLU)
-  int tokens = 0;  // train: tokens per GPU per step; infer: batch (rows per decode step)
+  int tokens = 0;  // train: tokens per GPU per step; infer: rows per pass
+  Parallelism parallelism = Parallelism::kDataParallel;
 };
 
 // The built-in presets, shaped like real models (see docs/measurement.md for the numbers).
@@ -77,10 +85,20 @@ struct ScaleResult {
   // train: the same step with only its GEMMs, and with only its all-reduces (0 on 1 GPU)
   std::optional<double> compute_alone_ms;
   std::optional<double> comm_alone_ms;
+  // train: how much longer the step's compute took than the same compute alone, the cost of
+  // the collectives' SMs and memory traffic beside it (counted in comm_share)
+  std::optional<double> overlap_slowdown_ms;
   std::optional<double> achieved_tflops;       // GEMM FLOPs / compute time, per GPU
   std::optional<std::string> compute_backend;  // "cublaslt-bf16" or "wmma-bf16-fallback"
   std::optional<double> efficiency;            // throughput(N) / (N × throughput(1)), N > 1
   std::optional<std::string> error;            // what failed (OOM check, NCCL, timeout, …)
+  // Results that failed their check (a GEMM's sampled outputs against an fp32 reference, a
+  // collective's elements against the exact sum): data-corruption, whatever the timings say.
+  struct WrongData {
+    int gpu = 0;
+    std::string what;
+  };
+  std::vector<WrongData> wrong_data;
   std::vector<std::string> notes;
 };
 
@@ -114,5 +132,9 @@ std::optional<double> percentile(std::vector<double> values, double p);
 
 // Fills run.p50/p95/p99/max and efficiency from step_ms and throughput, across results.
 void summarise_scale(ScaleReport& report);
+
+// What the rules judge of a report: the runs that finished (scale_runs), every failed check as
+// a measurement with wrong data (data-corruption), the sustained samples and throughput.
+Facts scale_facts(const ScaleReport& report);
 
 }  // namespace gpuvet

@@ -133,6 +133,34 @@ void expect_within_link(const BenchCell& cell, int dev, double lo, double hi) {
   EXPECT_LE(*cell.value, hi * link) << "GPU" << dev << ": " << *cell.value << " of " << link;
 }
 
+// The pair (CUDA devices s, d) as the live facts know it (NVML indices, the path between them).
+const GpuPair* live_pair(int s, int d) {
+  const GpuFacts* a = nvml_gpu(s);
+  const GpuFacts* b = nvml_gpu(d);
+  if (!a || !b) return nullptr;
+  for (const auto& p : live_facts().pairs)
+    if ((p.a == a->index && p.b == b->index) || (p.a == b->index && p.b == a->index)) return &p;
+  return nullptr;
+}
+
+// A peer figure lies within [lo × allowance, hi] × its path's theoretical rate
+// (hw::expected_peer: NV# × the per-link rate, or the slower PCIe link, with the PHB/SYS
+// allowance): a factor-of-2 error in bytes or time fails it, as the 1-GPU figures' bounds do.
+void expect_within_peer_path(const BenchCell& cell, int s, int d, double lo, double hi) {
+  ASSERT_TRUE(cell.value) << "GPU" << s << "→GPU" << d;
+  const GpuPair* pair = live_pair(s, d);
+  const auto want = pair ? hw::expected_peer(live_facts(), *pair) : std::nullopt;
+  if (!want) {
+    ADD_FAILURE() << "no path expectation for GPU" << s << "–GPU" << d << " from NVML";
+    return;
+  }
+  std::printf("GPU%d→GPU%d: %.1f GB/s of %.1f theoretical (%s, allowance %.2f)\n", s, d,
+              *cell.value, want->theoretical_gbps, want->basis.c_str(), want->allowance);
+  EXPECT_GE(*cell.value, lo * want->allowance * want->theoretical_gbps)
+      << "GPU" << s << "→GPU" << d;
+  EXPECT_LE(*cell.value, hi * want->theoretical_gbps) << "GPU" << s << "→GPU" << d;
+}
+
 // gpuvet's figure for GPU0 agrees with the independent probe of the same size, in the same
 // run, within [0.85, 1.15]: an error of 2 in bytes, copies or the median fails, and so does a
 // quarter.
@@ -396,6 +424,7 @@ TEST(CudaBenchGpu, PeerBandwidthWithTwoOrMoreGpus) {
         EXPECT_FALSE(cell.error);
       } else {
         expect_good_gbps(cell, 1.0);
+        expect_within_peer_path(cell, s, d, 0.3, 1.05);
       }
     }
   }
@@ -413,6 +442,10 @@ TEST(CudaBenchGpu, P2PTruthWithTwoOrMoreGpus) {
   EXPECT_TRUE(*truth[0].copy_verified);
   ASSERT_TRUE(truth[0].copy_gbps);
   EXPECT_GT(*truth[0].copy_gbps, 1.0);
+  BenchCell copy;
+  copy.value = *truth[0].copy_gbps;
+  // One verified copy, not a tuned loop: a looser floor, the same ceiling.
+  expect_within_peer_path(copy, 0, 1, 0.1, 1.05);
 
   p2p_truth_cuda(health, truth, true);  // planted: the check must see it
   ASSERT_TRUE(truth[0].copy_verified);

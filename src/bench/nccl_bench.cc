@@ -49,6 +49,7 @@
 #include "gpu/nccl_api.h"
 #include "gpu/nccl_comms.h"
 #include "gpu/nccl_lib.h"
+#include "hw/expectations.h"
 
 namespace gpuvet::bench {
 
@@ -393,8 +394,18 @@ class CollectiveRun {
     if (GpuStatus f = fill_send(ranks_, send, Clock::now() + spec_.timeout); !f.ok())
       return fatal(f, " (filling the buffers)");
 
+    // Every wait allows the configured timeout, or ten times what its operations need at the
+    // slowest link gpuvet expects when that is longer (4 GiB × 20 on a slow PCIe node).
+    const double op_bus_bytes =
+        static_cast<double>(std::max(k.send_count, k.recv_count)) * sizeof(float) * factor;
+    auto deadline_for = [&](int ops) {
+      const double floor_s = std::chrono::duration<double>(spec_.timeout).count();
+      return Clock::now() +
+             std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                 hw::collective_deadline_s(op_bus_bytes * ops, floor_s)));
+    };
     // Warm-up.
-    auto deadline = Clock::now() + spec_.timeout;
+    auto deadline = deadline_for(warmup);
     for (int i = 0; i < warmup; ++i)
       if (GpuStatus f = launch(lib_, spec_.op, comms_, ranks_, send, recv, k.param_count, deadline);
           !f.ok())
@@ -402,7 +413,7 @@ class CollectiveRun {
     if (GpuStatus f = comms_.wait(streams_, deadline); !f.ok()) return fatal(f, " (warm-up)");
 
     // Timed loop: an event before the first op and after every op, on every stream.
-    deadline = Clock::now() + spec_.timeout;
+    deadline = deadline_for(iterations);
     auto record = [&](int slot) -> GpuStatus {
       for (std::size_t r = 0; r < n; ++r) {
         cudaSetDevice(devices_[r]);
@@ -448,7 +459,7 @@ class CollectiveRun {
     }
 
     // Verification: NaN in every receive buffer, one more op, compare every value.
-    deadline = Clock::now() + spec_.timeout;
+    deadline = deadline_for(1);
     for (std::size_t r = 0; r < n; ++r) {
       cudaSetDevice(devices_[r]);
       if (cudaError_t e =

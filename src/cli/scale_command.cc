@@ -85,15 +85,7 @@ std::function<Outcome()> setup_scale(CLI::App& app) {
     options.nvml_library = nvml_library_choice(*nvml);
     const SystemEnv env;
     ScaleReport report = run_scale(options, env);
-    Facts judged;
-    for (const auto& r : report.results)
-      if (!r.error) judged.scale_runs.push_back(r.run);
-    if (report.sustained) {
-      judged.samples = report.sustained->samples;
-      for (const auto& [t_s, items_per_s] : report.sustained->throughput)
-        judged.throughput_samples.push_back(
-            {t_s, items_per_s, report.sustained->preset, report.sustained->gpus});
-    }
+    const Facts judged = scale_facts(report);
     const Diagnosis d = diagnose(judged);
     if (*json) {
       std::cout << scale_to_json(report) << "\n";

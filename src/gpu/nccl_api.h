@@ -47,7 +47,7 @@ enum : int {
 };
 
 enum : int { ncclSum = 0 };
-enum : int { ncclFloat32 = 7 };
+enum : int { ncclFloat32 = 7, ncclBfloat16 = 9 };  // bfloat16: NCCL 2.10+
 
 enum : int { NCCL_UNIQUE_ID_BYTES = 128 };
 typedef struct {

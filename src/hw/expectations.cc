@@ -315,4 +315,8 @@ std::optional<MemoryExpectation> expected_device_memory(std::string_view gpu_nam
   return std::nullopt;
 }
 
+double collective_deadline_s(double bus_bytes, double floor_s) {
+  return std::max(floor_s, 10.0 * std::max(bus_bytes, 0.0) / (kSlowestBusGbps * 1e9));
+}
+
 }  // namespace gpuvet::hw

@@ -145,4 +145,16 @@ struct MemoryExpectation {
 // By GPU model name (case-insensitive); empty for models not in the table.
 std::optional<MemoryExpectation> expected_device_memory(std::string_view gpu_name);
 
+// ---------------------------------------------------------------- collective deadlines
+
+// The slowest link a collective between healthy GPUs should see: NCCL over sockets, or a
+// PCIe x1 riser, about 1 GB/s of bus bandwidth. A wait is allowed ten times what its bytes
+// need at this speed before it counts as stuck.
+constexpr double kSlowestBusGbps = 1.0;
+
+// Seconds a wait for `bus_bytes` of collective traffic (busbw bytes: the bytes times the
+// collective's bus factor, summed over the operations waited for) may take before it is a
+// stall: ten times their time at kSlowestBusGbps, and never less than `floor_s`.
+double collective_deadline_s(double bus_bytes, double floor_s);
+
 }  // namespace gpuvet::hw

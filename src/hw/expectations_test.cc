@@ -283,4 +283,15 @@ TEST(PeerExpectation, SysOnOneNumaNodeNamesRootComplexes) {
 }
 
 }  // namespace
+TEST(CollectiveDeadline, TenTimesTheSlowestLinkNeverUnderTheFloor) {
+  // 100 MB of bus traffic needs 0.1 s at 1 GB/s: the 20 s floor stands.
+  EXPECT_DOUBLE_EQ(collective_deadline_s(100e6, 20), 20);
+  // bench --full: a 4 GiB all-reduce on 8 GPUs moves 1.75 × 4 GiB per op; 20 ops need 150 s
+  // at 1 GB/s, so the wait allows 1503 s, not the 20 s that called a slow node hung.
+  const double bus = 1.75 * 4294967296.0 * 20;
+  EXPECT_NEAR(collective_deadline_s(bus, 20), 10 * bus / 1e9, 1e-6);
+  EXPECT_GT(collective_deadline_s(bus, 20), 1000);
+  EXPECT_DOUBLE_EQ(collective_deadline_s(-5, 3), 3);
+}
+
 }  // namespace gpuvet::hw

@@ -37,16 +37,21 @@ std::string render_scale_text(const ScaleReport& report) {
                      r.achieved_tflops ? fmt::format("{:.1f}", *r.achieved_tflops) : "-");
   }
   o << "(train: ms per step, items/s = GPUs × accumulated batches per second; infer: ms per "
-       "request, requests per second; comm % = exposed communication: all-reduce time with no "
-       "compute under it, over the step)\n";
+       "request, requests per second; comm % = communication with no compute under it, plus "
+       "the compute the collectives slowed, over the step)\n";
+  for (const auto& r : report.results)
+    for (const auto& w : r.wrong_data)
+      o << fmt::format("WRONG DATA {} on {} GPU{} (GPU{}): {}\n", r.run.preset, r.run.gpus,
+                       r.run.gpus == 1 ? "" : "s", w.gpu, w.what);
   for (const auto& r : report.results) {
     if (r.error || !r.compute_alone_ms || !r.mean_ms) continue;
     o << fmt::format("{} on {} GPU{}: ", r.run.preset, r.run.gpus, r.run.gpus == 1 ? "" : "s");
     if (r.comm_alone_ms && *r.comm_alone_ms > 0)
       o << fmt::format(
           "communication alone would take {:.2f} ms of the {:.2f} ms step (compute alone {:.2f} "
-          "ms; {:.2f} ms of it exposed)\n",
-          *r.comm_alone_ms, *r.mean_ms, *r.compute_alone_ms, r.exposed_comm_ms.value_or(0));
+          "ms; {:.2f} ms of it exposed; compute slowed by overlap {:.2f} ms)\n",
+          *r.comm_alone_ms, *r.mean_ms, *r.compute_alone_ms, r.exposed_comm_ms.value_or(0),
+          r.overlap_slowdown_ms.value_or(0));
     else
       o << fmt::format("compute alone {:.2f} ms of the {:.2f} ms step; nothing to all-reduce\n",
                        *r.compute_alone_ms, *r.mean_ms);
@@ -87,28 +92,36 @@ std::string scale_to_json(const ScaleReport& report, int indent) {
   using json = nlohmann::ordered_json;
   auto opt = [](const auto& v) { return v ? json(*v) : json(nullptr); };
   json results = json::array();
-  for (const auto& r : report.results)
-    results.push_back({{"workload", r.run.workload},
-                       {"preset", r.run.preset},
-                       {"gpus", r.run.gpus},
-                       {"throughput", opt(r.run.throughput)},
-                       {"mean_ms", opt(r.mean_ms)},
-                       {"p50_ms", opt(r.run.p50_ms)},
-                       {"p95_ms", opt(r.run.p95_ms)},
-                       {"p99_ms", opt(r.run.p99_ms)},
-                       {"max_ms", opt(r.run.max_ms)},
-                       {"comm_share", opt(r.run.comm_share)},
-                       {"compute_ms", opt(r.compute_ms)},
-                       {"comm_ms", opt(r.comm_ms)},
-                       {"exposed_comm_ms", opt(r.exposed_comm_ms)},
-                       {"compute_alone_ms", opt(r.compute_alone_ms)},
-                       {"comm_alone_ms", opt(r.comm_alone_ms)},
-                       {"achieved_tflops", opt(r.achieved_tflops)},
-                       {"compute_backend", opt(r.compute_backend)},
-                       {"efficiency", opt(r.efficiency)},
-                       {"step_ms", r.step_ms},
-                       {"error", r.error ? json(*r.error) : json(nullptr)},
-                       {"notes", r.notes}});
+  for (const auto& r : report.results) {
+    json wrong = json::array();
+    for (const auto& w : r.wrong_data) wrong.push_back({{"gpu", w.gpu}, {"what", w.what}});
+    const ScalePreset* preset = find_scale_preset(r.run.preset);
+    results.push_back(
+        {{"workload", r.run.workload},
+         {"preset", r.run.preset},
+         {"parallelism", preset ? json(parallelism_name(preset->parallelism)) : json(nullptr)},
+         {"gpus", r.run.gpus},
+         {"throughput", opt(r.run.throughput)},
+         {"mean_ms", opt(r.mean_ms)},
+         {"p50_ms", opt(r.run.p50_ms)},
+         {"p95_ms", opt(r.run.p95_ms)},
+         {"p99_ms", opt(r.run.p99_ms)},
+         {"max_ms", opt(r.run.max_ms)},
+         {"comm_share", opt(r.run.comm_share)},
+         {"compute_ms", opt(r.compute_ms)},
+         {"comm_ms", opt(r.comm_ms)},
+         {"exposed_comm_ms", opt(r.exposed_comm_ms)},
+         {"compute_alone_ms", opt(r.compute_alone_ms)},
+         {"comm_alone_ms", opt(r.comm_alone_ms)},
+         {"overlap_slowdown_ms", opt(r.overlap_slowdown_ms)},
+         {"achieved_tflops", opt(r.achieved_tflops)},
+         {"compute_backend", opt(r.compute_backend)},
+         {"efficiency", opt(r.efficiency)},
+         {"step_ms", r.step_ms},
+         {"wrong_data", wrong},
+         {"error", r.error ? json(*r.error) : json(nullptr)},
+         {"notes", r.notes}});
+  }
   json sustained = nullptr;
   if (report.sustained) {
     json thr = json::array();

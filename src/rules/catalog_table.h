@@ -369,7 +369,8 @@ inline constexpr CatalogEntry kCatalog[] = {
      B::kHardware,
      "a copy or collective whose data check failed: nccl-tests #wrong of 1 or more, nvbandwidth's "
      "pattern check (\"Invalid value when checking the pattern\"), a gpuvet bench copy or "
-     "collective with wrong data",
+     "collective with wrong data, a gpuvet scale GEMM whose sampled outputs miss the fp32 "
+     "reference or a scale collective whose elements miss the exact sum",
      "What arrived is not what was sent: a GPU, its memory, a link (PCIe, NVLink, NVSwitch) or "
      "the driver path corrupts bytes. Jobs on this node can compute with wrong gradients or "
      "write bad checkpoints without any error; how fast the link is no longer matters, and the "
@@ -377,7 +378,7 @@ inline constexpr CatalogEntry kCatalog[] = {
      "Drain the node. Re-run the check to see whether it repeats and on which GPU or pair; look "
      "for Xid and ECC errors on those GPUs, reseat or swap the GPU, riser or NVLink bridge, and "
      "RMA what keeps failing. No tuning or benchmarking until the check passes.",
-     "measurement", kByBench, A::kDrain},
+     "measurement", kByBench | kByScale, A::kDrain},
     {"dcgm-diag-failed", "NVIDIA's DCGM diagnostic failed a test", "dcgm", kCritical, kConfirm,
      B::kHardware,
      "a `dcgmi diag` test reported Fail (critical; a Deployment check of the software setup "

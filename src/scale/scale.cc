@@ -33,51 +33,87 @@ namespace {
 constexpr std::size_t kMiB = 1u << 20;
 }  // namespace
 
+const char* parallelism_name(Parallelism p) {
+  switch (p) {
+    case Parallelism::kDataParallel:
+      return "ddp";
+    case Parallelism::kFullySharded:
+      return "fsdp";
+    case Parallelism::kTensorParallel:
+      return "tp";
+  }
+  return "?";
+}
+
 const std::vector<ScalePreset>& scale_presets() {
   // Transformer presets are LLaMA-shaped layers: attention QKV and output projections (4 h²
   // parameters) and a SwiGLU MLP (gate, up, down: 3 h f), computed as the bf16 GEMMs of
-  // those shapes (scale_engine.cu). FLOPs: 6 × parameters × tokens for a training step
-  // (forward + backward), 2 × parameters per token for inference. Gradients are float32 (4 B
-  // per parameter), as PyTorch DDP all-reduces them under bf16 autocast (parameters and
-  // gradients stay float32); DDP's default bucket is 25 MiB. A ResNet-50-sized CNN is ≈4.1
-  // GFLOP forward per 224² image, ×3 with the backward pass, run as square bf16 GEMMs.
+  // those shapes (step_schedule.cc). FLOPs: 6 × parameters × tokens for a training step
+  // (forward + backward), 2 × parameters per row of a forward pass. Gradients are float32 (4 B
+  // per parameter), as PyTorch DDP and FSDP reduce them under bf16 autocast (parameters and
+  // gradients stay float32); DDP's default bucket is 25 MiB. A ResNet-50-sized CNN is 4.1 G
+  // multiply-accumulates (8.2 GFLOP) forward per 224² image, ×3 with the backward pass, run as
+  // square bf16 GEMMs.
   static const std::vector<ScalePreset> kPresets = [] {
     const auto layer_params = [](double h, double f) { return 4 * h * h + 3 * h * f; };
-    const auto train_layer = [&](const char* name, const char* what, int h, int f, int tokens) {
-      const double params = layer_params(h, f);
-      ScalePreset p{
-          name, "train", what, 6 * params * tokens, static_cast<std::size_t>(params * 4), 25 * kMiB,
-          1,    0,       0};
+    const auto train_layers = [&](const char* name, const char* what, int h, int f, int tokens,
+                                  int layers, Parallelism par) {
+      const double params = layer_params(h, f) * layers;
+      ScalePreset p;
+      p.name = name, p.workload = "train", p.description = what;
+      p.flops = 6 * params * tokens;
+      p.grad_bytes = static_cast<std::size_t>(params * 4);
+      p.bucket_bytes = 25 * kMiB;
+      p.layers = layers;
       p.hidden = h, p.ffn = f, p.tokens = tokens;
+      p.parallelism = par;
       return p;
     };
-    std::vector<ScalePreset> v = {
-        {"cnn-small", "train",
-         "ResNet-50-sized CNN, 32 images per GPU: 0.39 TFLOP (as square bf16 GEMMs) and 25.6 M "
-         "float32 gradients per step",
-         3 * 4.1e9 * 32, static_cast<std::size_t>(25.6e6 * 4), 25 * kMiB, 1, 0, 0},
-        train_layer("llm-1b-layer",
-                    "one layer of a 1B LLaMA-shaped transformer (hidden 2048, MLP 5504, 50.6 M "
-                    "parameters), 4096 tokens per GPU: 12 bf16 GEMMs, forward and backward",
-                    2048, 5504, 4096),
-        train_layer("llm-7b-layer",
-                    "one layer of LLaMA-7B (hidden 4096, MLP 11008, 202 M parameters), 2048 "
-                    "tokens per GPU: 12 bf16 GEMMs, forward and backward",
-                    4096, 11008, 2048),
+    const auto tp_infer = [&](const char* name, const char* what, int rows, int passes) {
+      ScalePreset p;
+      p.name = name, p.workload = "infer", p.description = what;
+      p.layers = 32;
+      p.flops = 32 * 2.0 * rows * layer_params(4096, 11008);
+      p.activation_bytes = static_cast<std::size_t>(rows) * 4096 * 2;
+      p.tokens_per_request = passes;
+      p.hidden = 4096, p.ffn = 11008, p.tokens = rows;
+      p.parallelism = Parallelism::kTensorParallel;
+      return p;
     };
-    ScalePreset d{"decoder-7b",
-                  "infer",
-                  "LLaMA-7B decode, batch 8, 32 layers, tensor-parallel: per token and layer "
-                  "the 4 projections' bf16 GEMMs (8 rows, weights split over the GPUs), one "
-                  "all-reduce of 8 × 4096 × 2 B per layer; 16 tokens per request",
-                  32 * 2 * 8 * layer_params(4096, 11008),
-                  0,
-                  0,
-                  32,
-                  8 * 4096 * 2,
-                  16};
-    d.hidden = 4096, d.ffn = 11008, d.tokens = 8;
-    v.push_back(d);
+    ScalePreset cnn;
+    cnn.name = "cnn-small", cnn.workload = "train";
+    cnn.description =
+        "ResNet-50-sized CNN, 32 images per GPU, data parallel: 0.79 TFLOP (as square bf16 "
+        "GEMMs) and 25.6 M float32 gradients per step";
+    cnn.flops = 3 * 2 * 4.1e9 * 32;
+    cnn.grad_bytes = static_cast<std::size_t>(25.6e6 * 4);
+    cnn.bucket_bytes = 25 * kMiB;
+    std::vector<ScalePreset> v = {
+        cnn,
+        train_layers("llm-1b-layer",
+                     "one layer of a 1B LLaMA-shaped transformer (hidden 2048, MLP 5504, 50.6 M "
+                     "parameters), 4096 tokens per GPU, data parallel (DDP buckets)",
+                     2048, 5504, 4096, 1, Parallelism::kDataParallel),
+        train_layers("llm-7b-layer",
+                     "one layer of LLaMA-7B (hidden 4096, MLP 11008, 202 M parameters), 2048 "
+                     "tokens per GPU, data parallel (DDP buckets)",
+                     4096, 11008, 2048, 1, Parallelism::kDataParallel),
+        train_layers("llm-7b-fsdp",
+                     "4 layers of LLaMA-7B (809 M parameters), 2048 tokens per GPU, fully "
+                     "sharded (FSDP / ZeRO-3): bf16 all-gather per layer before forward and "
+                     "backward, fp32 reduce-scatter of its gradients",
+                     4096, 11008, 2048, 4, Parallelism::kFullySharded),
+        tp_infer("decoder-7b",
+                 "LLaMA-7B decode, batch 8, 32 layers, tensor parallel: per token and layer the "
+                 "projections' bf16 GEMMs split over the GPUs, an all-reduce of 8 × 4096 × 2 B "
+                 "after attention and after the MLP; 16 tokens per request",
+                 8, 16),
+        tp_infer("prefill-7b",
+                 "LLaMA-7B prefill, batch 8 × 512-token prompts, 32 layers, tensor parallel: "
+                 "4096 rows per GEMM, an all-reduce of 4096 × 4096 × 2 B after attention and "
+                 "after the MLP of each layer",
+                 8 * 512, 1),
+    };
     return v;
   }();
   return kPresets;
@@ -133,6 +169,29 @@ void summarise_scale(ScaleReport& report) {
     if (r.run.throughput && it != single.end() && it->second > 0)
       r.efficiency = *r.run.throughput / (r.run.gpus * it->second);
   }
+}
+
+Facts scale_facts(const ScaleReport& report) {
+  Facts judged;
+  for (const auto& r : report.results) {
+    if (!r.error) judged.scale_runs.push_back(r.run);
+    // A result that failed its check is wrong data, whatever else the run measured.
+    for (const auto& w : r.wrong_data) {
+      Measurement m;
+      m.tool = "gpuvet scale";
+      m.test = fmt::format("{} on {} GPU{}", r.run.preset, r.run.gpus, r.run.gpus == 1 ? "" : "s");
+      m.src_gpu = w.gpu;
+      m.wrong_data = w.what;
+      judged.measurements.push_back(std::move(m));
+    }
+  }
+  if (report.sustained) {
+    judged.samples = report.sustained->samples;
+    for (const auto& [t_s, items_per_s] : report.sustained->throughput)
+      judged.throughput_samples.push_back(
+          {t_s, items_per_s, report.sustained->preset, report.sustained->gpus});
+  }
+  return judged;
 }
 
 ScaleReport run_scale(const ScaleOptions& options, [[maybe_unused]] const Env& env) {

@@ -1,36 +1,37 @@
 // scale/scale_engine.cu — the GPU side of `gpuvet scale` (contract: scale_engine.h).
 //
-// What runs (the method of gpuvet/scale.h, made concrete):
+// What runs is a schedule (step_schedule.h): the CPU code decides every GEMM with its own
+// buffers, every collective with its range, every cross-stream wait and the optimizer step;
+// this file executes it as it is and times it.
 //
-//   Compute: bf16 tensor-core GEMMs with fp32 accumulation, the shapes a real step runs.
-//   A transformer preset's phase is its layer's 12 projections: forward (QKV, attention
-//   output, MLP gate+up, MLP down), then backward in reverse, dX = dY·Wᵀ and dW = Xᵀ·dY per
-//   projection (6 × parameters × tokens FLOPs); a decode layer is the 4 forward projections
-//   for the batch's rows with the weights split over the GPUs; a preset without shapes runs
-//   square 4096³ GEMMs. Through cuBLASLt (dlopen, gpu/cublaslt.h), one heuristic plan per
-//   shape; without it, loudly, gpuvet's own WMMA kernel (tensor cores, far slower). A and B
-//   hold small integers, and one element of one forward GEMM is checked against the host's
-//   sum before the first step (bf16 output: within its rounding).
+//   Compute: bf16 tensor-core GEMMs with fp32 accumulation through cuBLASLt (dlopen,
+//   gpu/cublaslt.h), one heuristic plan per shape; without it, loudly, gpuvet's own WMMA
+//   kernel (tensor cores, far slower). Every buffer is filled from a normal distribution
+//   (weights σ 0.02, activations 1) by a counter-based generator, so the GEMMs see data like a
+//   real step's (zeros or small integers draw less power and run faster at the power cap).
+//   Before the first step every distinct GEMM runs once and 64 of its outputs are compared
+//   with an fp32 reference computed on the device from the same bf16 inputs.
 //
-//   Peak: one 8192³ bf16 GEMM through cuBLASLt, best of three timed runs of ≈200 ms, the
-//   rate the compute is compared with (the fallback's 4096³ without cuBLASLt).
+//   Peak: one 8192³ bf16 GEMM through cuBLASLt on the same random data, best of three timed
+//   runs of ≈200 ms (the fallback's 4096³ without cuBLASLt).
 //
-//   train (data parallel): one host thread per GPU, a compute stream and a communication
-//   stream each, one NCCL communicator per GPU (N ≥ 2). Per step: grad_accumulation compute
-//   phases; the last one is split into as many chunks as there are gradient buckets, and
-//   after chunk k an event lets the communication stream all-reduce bucket k (float32 sum,
-//   in place) while chunk k+1 computes — or, without overlap, every bucket after the last
-//   chunk. Every step starts with all ranks released together by a barrier; the step time is
-//   the slowest rank's host wall time from release to both streams idle.
-//
-//   infer (tensor parallel decode): per request, per token, per layer: the layer's GEMM share
-//   (flops / (layers × N)) then an all-reduce of activation_bytes on the same stream — the
-//   all-reduce is on the critical path. Requests arrive at fixed intervals or back to back;
-//   latency is arrival → last token done on every rank, so queueing shows in the tail.
+//   One host thread per GPU, a compute stream and a communication stream each, one NCCL
+//   communicator per GPU (N ≥ 2). A task waits on its stream for the tasks its schedule
+//   names (events), is bracketed by a start and an end event, and the step's two timelines
+//   come from those events: compute (GEMMs, optimizer) and communication (collectives), the
+//   exposed communication being the collective time with no compute under it. Every step
+//   starts with all ranks released together by a barrier; the step time is the slowest rank's
+//   host wall time from release to both streams idle. After the timed steps (train, not
+//   sustained) the same schedule runs with only its compute and with only its collectives,
+//   and a last step checks every distinct collective: each rank fills its range with known
+//   values, the collective runs, and every element is compared with the exact sum (or the
+//   gathered owner's value). A wrong GEMM sample or collective element is reported as wrong
+//   data (data-corruption), not as a figure.
 //
 // Never hangs: communicators are nonblocking (NCCL 2.14+; older NCCL: blocking init and
 // enqueue, said in a note), every wait polls CUDA events and ncclCommGetAsyncError, and a
-// wait fails once no event has completed for `collective_timeout` (a deadline that restarts on
+// wait fails once no event has completed for the deadline (the configured floor, raised to ten
+// times what the largest collective needs at the slowest link gpuvet expects; it restarts on
 // progress, so a long step is not a stall). Then every rank stops, every communicator is
 // aborted, the streams get a short grace and the buffers of a GPU still busy are leaked
 // (cudaFree would wait for the stuck kernel). No exception leaves this file; every CUDA and
@@ -46,15 +47,20 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <optional>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -64,7 +70,9 @@
 #include "gpu/nccl_api.h"
 #include "gpu/nccl_comms.h"
 #include "gpu/nccl_lib.h"
+#include "hw/expectations.h"
 #include "scale/scale_engine.h"
+#include "scale/step_schedule.h"
 #include "scale/step_stats.h"
 
 namespace gpuvet::scale {
@@ -79,12 +87,13 @@ using gpu::seconds_text;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kMiB = 1024.0 * 1024.0;
-constexpr int kMaxBuckets = 4096;  // more buckets than this is a mistake in the options
-constexpr std::size_t kMaxInferEvents = std::size_t{1} << 17;
-constexpr double kMemoryShare = 0.8;  // of free memory the buffers may use
+constexpr std::size_t kMaxEvents = std::size_t{1} << 17;  // 2 per task of one step
+constexpr double kMemoryShare = 0.8;                      // of free memory the buffers may use
 constexpr auto kPoll = std::chrono::microseconds(20);
 constexpr auto kDrainGrace = std::chrono::seconds(5);
 constexpr std::chrono::milliseconds kSetupTimeout{30000};
+constexpr int kGemmSamples = 64;  // outputs checked per distinct GEMM
+constexpr std::size_t kWorkspaceBytes = 32u << 20;
 
 // ------------------------------------------------------------------------------ text
 
@@ -156,197 +165,232 @@ __global__ void __launch_bounds__(128)
                               acc[i][j], n, wmma::mem_row_major);
 }
 
-// Small integers in -3..3: exact in bf16, every product ≤ 9, every fp32 sum over K ≤ 2^16
-// terms exact; only the bf16 output rounds (8 bits of mantissa), so the check allows that.
-__host__ __device__ inline float pattern_value(long long row, long long col, int salt) {
-  return static_cast<float>((row * 3 + col * 5 + salt) % 7 - 3);
+// A counter-based generator (splitmix64's finaliser): the same index and seed give the same
+// value on every run and GPU, with no state to keep.
+__host__ __device__ inline unsigned long long mix64(unsigned long long x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
 }
 
-__global__ void fill_pattern_kernel(__nv_bfloat16* p, long long rows, long long cols, int salt) {
-  const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+__device__ inline void store(__nv_bfloat16* p, float v) { *p = __float2bfloat16(v); }
+__device__ inline void store(float* p, float v) { *p = v; }
+__device__ inline float load(const __nv_bfloat16* p) { return __bfloat162float(*p); }
+__device__ inline float load(const float* p) { return *p; }
+
+// N(0, sigma²) by Box–Muller from two 24-bit uniforms of the element's index.
+template <class T>
+__global__ void fill_normal_kernel(T* p, std::size_t n, float sigma, unsigned long long seed) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    const unsigned long long h1 = mix64(seed ^ (2 * i)), h2 = mix64(seed ^ (2 * i + 1));
+    const float u1 = (static_cast<float>(h1 >> 40) + 0.5f) * (1.0f / 16777216.0f);
+    const float u2 = static_cast<float>(h2 >> 40) * (1.0f / 16777216.0f);
+    store(p + i, sigma * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2));
+  }
+}
+
+// For each sample s: a (row, col) of C (the corners first), the fp32 reference dot product of
+// the bf16 inputs, the sum of |a·b| (the scale the rounding is judged against) and what C
+// holds. Layout dims (lm, ln, lk) are the stored shape (padded for the fallback); samples
+// fall inside the real m × n.
+__global__ void gemm_sample_kernel(int m, int n, int lm, int ln, int lk, bool ta, bool tb,
+                                   const __nv_bfloat16* A, const __nv_bfloat16* B, const void* C,
+                                   bool c_float, int samples, unsigned long long seed, float* out) {
+  const int s = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (s >= samples) return;
+  long long row = 0, col = 0;
+  if (s == 0) {
+    row = m - 1, col = n - 1;
+  } else if (s > 1) {
+    row = static_cast<long long>(mix64(seed + 2 * s) % static_cast<unsigned long long>(m));
+    col = static_cast<long long>(mix64(seed + 2 * s + 1) % static_cast<unsigned long long>(n));
+  }
+  float ref = 0, mag = 0;
+  for (long long kk = 0; kk < lk; ++kk) {
+    const float a = __bfloat162float(ta ? A[kk * lm + row] : A[row * lk + kk]);
+    const float b = __bfloat162float(tb ? B[col * lk + kk] : B[kk * ln + col]);
+    ref = fmaf(a, b, ref);
+    mag += fabsf(a * b);
+  }
+  const std::size_t at = static_cast<std::size_t>(row) * ln + col;
+  const float got = c_float ? static_cast<const float*>(C)[at]
+                            : __bfloat162float(static_cast<const __nv_bfloat16*>(C)[at]);
+  out[3 * s] = ref;
+  out[3 * s + 1] = mag;
+  out[3 * s + 2] = got;
+}
+
+// The test hook: one output (sample 0, C's last element of the real shape) made wrong.
+__global__ void plant_kernel(void* C, bool c_float, std::size_t at) {
+  if (c_float)
+    static_cast<float*>(C)[at] = 1e4f;
+  else
+    static_cast<__nv_bfloat16*>(C)[at] = __float2bfloat16(1e4f);
+}
+
+// Known values for the collective check, exact in bf16 (integers ≤ 256 for up to 64 ranks'
+// sums) and fp32: element i of rank r's contribution.
+__host__ __device__ inline float check_value(std::size_t i, int r, bool bf16) {
+  return bf16 ? static_cast<float>(i % 3 + 1 + (r & 1))
+              : static_cast<float>(i % 13 + 1 + 16 * (r & 3));
+}
+
+template <class T>
+__global__ void fill_check_kernel(T* p, std::size_t first, std::size_t count, int rank, bool bf16) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
        i += stride)
-    p[i] = __float2bfloat16(
-        pattern_value(static_cast<long long>(i / cols), static_cast<long long>(i % cols), salt));
+    store(p + first + i, check_value(first + i, rank, bf16));
 }
 
-// ------------------------------------------------------------------------------ GEMM plan
-
-// One GEMM of a compute phase: C[m×n] = op(A)·op(B), bf16 in, fp32 accumulation.
-struct GemmOp {
-  int m = 0, n = 0, k = 0;
-  bool ta = false, tb = false;  // A stored [k×m], B stored [n×k] (backward: Xᵀ·dY, dY·Wᵀ)
-  const char* what = "";        // "QKV forward", "MLP down dW", …
-  double flops() const { return 2.0 * m * n * static_cast<double>(k); }
-};
-
-// A compute phase (a chunk of one): GEMMs in order.
-struct GemmPlan {
-  std::vector<GemmOp> ops;
-  double flops() const {
-    double f = 0;
-    for (const auto& o : ops) f += o.flops();
-    return f;
+// Counts the elements of [first, first + count) that differ from the expected result: the
+// sum over ranks (all-reduce, reduce-scatter) or the value of the rank owning the element's
+// slice (all-gather, slices of `slice` elements). bad[0] += mismatches; bad[1] = min index.
+template <class T>
+__global__ void count_bad_kernel(const T* p, std::size_t first, std::size_t count, bool sum,
+                                 int ranks, std::size_t slice, bool bf16, unsigned long long* bad) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    const std::size_t g = first + i;
+    float want = 0;
+    if (sum) {
+      for (int r = 0; r < ranks; ++r) want += check_value(g, r, bf16);
+    } else {
+      want = check_value(g, static_cast<int>(g / slice), bf16);
+    }
+    if (load(p + g) != want) {
+      atomicAdd(&bad[0], 1ull);
+      atomicMin(&bad[1], static_cast<unsigned long long>(g));
+    }
   }
-};
-
-// The projections of one transformer layer (QKV, attention output, MLP gate+up, MLP down)
-// for `tokens` rows, each output dimension divided by `shard` (tensor parallel: QKV and
-// gate+up column-split, output and down row-split). Attention's own T×T matmuls are left out
-// (FlashAttention-style kernels, not GEMMs of this shape).
-std::vector<GemmOp> layer_forward(int tokens, int hidden, int ffn, int shard) {
-  return {{tokens, 3 * hidden / shard, hidden, false, false, "QKV forward"},
-          {tokens, hidden, hidden / shard, false, false, "attention out forward"},
-          {tokens, 2 * ffn / shard, hidden, false, false, "MLP gate+up forward"},
-          {tokens, hidden, ffn / shard, false, false, "MLP down forward"}};
 }
 
-// Forward, then backward in reverse: per projection dX = dY·Wᵀ, then dW = Xᵀ·dY (the
-// gradient a DDP bucket waits for). 3 × the forward FLOPs: 6 × parameters × tokens.
-std::vector<GemmOp> layer_train_step(int tokens, int hidden, int ffn) {
-  std::vector<GemmOp> ops = layer_forward(tokens, hidden, ffn, 1);
-  static const char* const kDx[] = {"QKV dX", "attention out dX", "MLP gate+up dX", "MLP down dX"};
-  static const char* const kDw[] = {"QKV dW", "attention out dW", "MLP gate+up dW", "MLP down dW"};
-  for (int i = 3; i >= 0; --i) {
-    const GemmOp f = ops[static_cast<std::size_t>(i)];
-    ops.push_back({f.m, f.k, f.n, false, true, kDx[i]});  // dY[T×out]·Wᵀ → [T×in]
-    ops.push_back({f.k, f.n, f.m, true, false, kDw[i]});  // Xᵀ[in×T]·dY → [in×out]
+__global__ void plant_value_kernel(void* p, bool bf16, std::size_t at) {
+  if (bf16)
+    static_cast<__nv_bfloat16*>(p)[at] = __float2bfloat16(-1.0f);
+  else
+    static_cast<float*>(p)[at] = -1.0f;
+}
+
+// Fused Adam over fp32 parameters (PyTorch's defaults: lr 1e-3, β 0.9/0.999, ε 1e-8):
+// reads p, g, m, v and writes p, m, v — the optimizer step's memory traffic.
+__global__ void adam_kernel(float* p, const float* g, float* m, float* v, std::size_t n) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    const float gi = g[i];
+    const float mi = 0.9f * m[i] + 0.1f * gi;
+    const float vi = 0.999f * v[i] + 0.001f * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    p[i] -= 1e-3f * mi / (sqrtf(vi) + 1e-8f);
   }
-  return ops;
 }
 
-// A preset without layer shapes (a CNN, or --flops): square 4096³ GEMMs and one tail whose
-// k is rounded to 64, as many as the FLOPs ask (at least one).
-std::vector<GemmOp> square_ops(double target) {
-  constexpr int kEdge = 4096;
-  const double unit = 2.0 * kEdge * kEdge * static_cast<double>(kEdge);
-  std::vector<GemmOp> ops;
-  const int whole = static_cast<int>(std::clamp(std::floor(target / unit), 0.0, 1e6));
-  for (int i = 0; i < whole; ++i) ops.push_back({kEdge, kEdge, kEdge, false, false, "square"});
-  const double rest = target - whole * unit;
-  const long long k = std::llround(rest / (2.0 * kEdge * kEdge) / 64) * 64;
-  if (k > 0) ops.push_back({kEdge, kEdge, static_cast<int>(k), false, false, "square tail"});
-  if (ops.empty()) {
-    const int e = std::max(64, static_cast<int>(std::cbrt(std::max(target, 1.0) / 2) / 64) * 64);
-    ops.push_back({e, e, e, false, false, "square"});
-  }
-  return ops;
-}
-
-// Splits a phase's GEMMs into `chunks` consecutive groups by FLOPs: an op goes to the chunk
-// where the running FLOP count at its end falls, so when there are more chunks than GEMMs
-// (a layer's weights fill many 25 MiB buckets) several chunks are empty and their buckets
-// become ready together, after the GEMM that produced them, as DDP's do.
-std::vector<GemmPlan> split_chunks(const std::vector<GemmOp>& ops, int chunks) {
-  std::vector<GemmPlan> out(static_cast<std::size_t>(std::max(chunks, 1)));
-  double total = 0;
-  for (const auto& o : ops) total += o.flops();
-  double done = 0;
-  for (const auto& o : ops) {
-    done += o.flops();
-    const double at = total > 0 ? done / total : 1.0;
-    auto c = static_cast<std::size_t>(std::ceil(at * static_cast<double>(out.size()) - 1e-9));
-    c = std::clamp<std::size_t>(c, 1, out.size()) - 1;
-    out[c].ops.push_back(o);
-  }
-  return out;
-}
-
-std::string plan_text(const std::vector<GemmOp>& ops) {
-  double f = 0;
-  for (const auto& o : ops) f += o.flops();
-  if (ops.size() <= 2) {
-    std::string s;
-    for (const auto& o : ops) s += (s.empty() ? "" : " + ") + strf("%d×%d×%d", o.m, o.n, o.k);
-    return strf("%zu bf16 GEMM%s (%s) = %.4g GFLOP", ops.size(), ops.size() == 1 ? "" : "s",
-                s.c_str(), f / 1e9);
-  }
-  return strf("%zu bf16 GEMMs (%s … %s) = %.4g GFLOP", ops.size(), ops.front().what,
-              ops.back().what, f / 1e9);
-}
+// ------------------------------------------------------------------------------ the kit
 
 // The fallback's padded shape: m and n to 64, k to 16.
-GemmOp padded(const GemmOp& o) {
-  GemmOp p = o;
+Gemm padded(const Gemm& o) {
+  Gemm p = o;
   p.m = (o.m + 63) / 64 * 64;
   p.n = (o.n + 63) / 64 * 64;
   p.k = (o.k + 15) / 16 * 16;
   return p;
 }
 
-// What a rank computes with: cuBLASLt when it loaded, else the WMMA kernel. Buffers hold the
-// largest A, B and C of the plan.
-struct Compute {
-  const gpu::CublasLtLib* blas = nullptr;             // null: the WMMA fallback
-  std::vector<GemmOp> shapes;                         // distinct shapes, in first-use order
-  std::vector<std::unique_ptr<gpu::BlasGemm>> gemms;  // per shape (cuBLASLt)
-  gpu::DeviceMem a, b, c, workspace;
-  std::size_t index(const GemmOp& o) const {
+// What a rank computes with: cuBLASLt when it loaded, else the WMMA kernel (padded shapes,
+// float C), one plan per distinct shape, and one device allocation per schedule buffer.
+struct Kit {
+  const gpu::CublasLtLib* blas = nullptr;
+  std::vector<Gemm> shapes;
+  std::vector<std::unique_ptr<gpu::BlasGemm>> plans;
+  gpu::DeviceMem workspace;
+  std::vector<gpu::DeviceMem> buffers;
+  std::size_t plan(const Gemm& g) const {
     for (std::size_t i = 0; i < shapes.size(); ++i)
-      if (shapes[i].m == o.m && shapes[i].n == o.n && shapes[i].k == o.k && shapes[i].ta == o.ta &&
-          shapes[i].tb == o.tb)
-        return i;
+      if (shapes[i].same_shape(g)) return i;
     return shapes.size();
   }
   void leak() {
-    a.leak();
-    b.leak();
-    c.leak();
     workspace.leak();
+    for (auto& b : buffers) b.leak();
   }
 };
 
-constexpr std::size_t kWorkspaceBytes = 32u << 20;
-
-// Element counts of the largest A, B and C over `ops` (padded for the fallback).
-void buffer_elems(const std::vector<GemmOp>& ops, bool fallback, std::size_t* a, std::size_t* b,
-                  std::size_t* c) {
-  *a = *b = *c = 1;
-  for (const auto& o0 : ops) {
-    const GemmOp o = fallback ? padded(o0) : o0;
-    *a = std::max(*a, static_cast<std::size_t>(o.m) * o.k);
-    *b = std::max(*b, static_cast<std::size_t>(o.k) * o.n);
-    *c = std::max(*c, static_cast<std::size_t>(o.m) * o.n);
+// Bytes each buffer needs: its own size, and for the fallback what the padded shapes of the
+// GEMMs using it read or write (C in float32).
+std::vector<std::size_t> buffer_bytes(const StepSchedule& s, bool fallback) {
+  std::vector<std::size_t> out;
+  for (const auto& b : s.buffers) out.push_back(b.bytes());
+  if (!fallback) return out;
+  for (const auto& t : s.tasks) {
+    if (t.kind != TaskKind::kGemm) continue;
+    const Gemm p = padded(t.gemm);
+    auto need = [&](int buf, std::size_t bytes) {
+      auto& o = out[static_cast<std::size_t>(buf)];
+      o = std::max(o, bytes);
+    };
+    need(t.a, static_cast<std::size_t>(p.m) * p.k * 2);
+    need(t.b, static_cast<std::size_t>(p.k) * p.n * 2);
+    need(t.c, static_cast<std::size_t>(p.m) * p.n * 4);
   }
+  return out;
 }
 
-cudaError_t launch_wmma(const GemmOp& o0, const Compute& cp, cudaStream_t stream) {
-  const GemmOp o = padded(o0);
+cudaError_t launch_wmma(const Gemm& g, const void* a, const void* b, void* c, cudaStream_t stream) {
+  const Gemm o = padded(g);
   (void)cudaGetLastError();  // a stale non-sticky error must not be blamed on this launch
   const dim3 grid(static_cast<unsigned>(o.n / 64), static_cast<unsigned>(o.m / 64));
-  wmma_gemm_kernel<<<grid, 128, 0, stream>>>(o.m, o.n, o.k, o.ta, o.tb, cp.a.get<__nv_bfloat16>(),
-                                             cp.b.get<__nv_bfloat16>(), cp.c.get<float>());
+  wmma_gemm_kernel<<<grid, 128, 0, stream>>>(
+      o.m, o.n, o.k, o.ta, o.tb, static_cast<const __nv_bfloat16*>(a),
+      static_cast<const __nv_bfloat16*>(b), static_cast<float*>(c));
   return cudaGetLastError();
 }
 
-GpuStatus run_op(const GemmOp& o, const Compute& cp, cudaStream_t stream) {
-  if (!cp.blas) return cuda_status("WMMA GEMM launch", launch_wmma(o, cp, stream));
-  const std::size_t i = cp.index(o);
-  if (i >= cp.gemms.size()) return GpuStatus::error("internal: a GEMM shape without a plan");
-  const cublasStatus_t st =
-      cp.gemms[i]->run(cp.a.get<void>(), cp.b.get<void>(), cp.c.get<void>(), stream);
+GpuStatus run_gemm(const Task& t, const Kit& kit, cudaStream_t stream) {
+  const void* a = kit.buffers[static_cast<std::size_t>(t.a)].get<void>();
+  const void* b = kit.buffers[static_cast<std::size_t>(t.b)].get<void>();
+  void* c = kit.buffers[static_cast<std::size_t>(t.c)].get<void>();
+  if (!kit.blas) return cuda_status("WMMA GEMM launch", launch_wmma(t.gemm, a, b, c, stream));
+  const std::size_t i = kit.plan(t.gemm);
+  if (i >= kit.plans.size()) return GpuStatus::error("internal: a GEMM shape without a plan");
+  const cublasStatus_t st = kit.plans[i]->run(a, b, c, stream);
   if (st != CUBLAS_STATUS_SUCCESS)
-    return GpuStatus::error(strf("cublasLtMatmul %s (%s): %s", cp.gemms[i]->shape().c_str(), o.what,
-                                 gpu::cublas_status_name(st)));
+    return GpuStatus::error(strf("cublasLtMatmul %s (%s): %s", kit.plans[i]->shape().c_str(),
+                                 t.what.c_str(), gpu::cublas_status_name(st)));
   return {};
+}
+
+int grid_for(int sms) { return std::max(1, sms) * 4; }
+
+GpuStatus fill_buffer(const BufferSpec& spec, const gpu::DeviceMem& mem, unsigned long long seed,
+                      int sms, cudaStream_t s) {
+  (void)cudaGetLastError();
+  if (spec.sigma == 0)
+    return cuda_status("cudaMemsetAsync", cudaMemsetAsync(mem.get<void>(), 0, mem.bytes(), s));
+  // The whole allocation (the fallback's padding too), so no GEMM reads unwritten memory.
+  if (spec.dtype == DType::kBf16)
+    fill_normal_kernel<<<grid_for(sms), 256, 0, s>>>(mem.get<__nv_bfloat16>(), mem.bytes() / 2,
+                                                     spec.sigma, seed);
+  else
+    fill_normal_kernel<<<grid_for(sms), 256, 0, s>>>(mem.get<float>(), mem.bytes() / 4, spec.sigma,
+                                                     seed);
+  return cuda_status("fill kernel launch", cudaGetLastError());
 }
 
 // ------------------------------------------------------------------------------ buffers
 
-// `floats` float32s on `dev` for `what`; a failure says how much and what for.
-GpuStatus allocate_floats(gpu::DeviceMem& mem, int dev, std::size_t floats, const char* what) {
-  GPUVET_CUDA_TRY(cuda_status("cudaSetDevice", cudaSetDevice(dev)));
-  if (GpuStatus s = mem.allocate(dev, floats * sizeof(float)); !s.ok())
-    return GpuStatus::error(
-        strf("cudaMalloc of %.1f MiB (%s): %s", static_cast<double>(floats * sizeof(float)) / kMiB,
-             what, s.text.c_str()),
-        s.code);
-  return {};
-}
-
 GpuStatus allocate_bytes(gpu::DeviceMem& mem, int dev, std::size_t bytes, const char* what) {
-  return allocate_floats(mem, dev, (bytes + sizeof(float) - 1) / sizeof(float), what);
+  GPUVET_CUDA_TRY(cuda_status("cudaSetDevice", cudaSetDevice(dev)));
+  if (GpuStatus s = mem.allocate(dev, bytes); !s.ok())
+    return GpuStatus::error(strf("cudaMalloc of %.1f MiB (%s): %s",
+                                 static_cast<double>(bytes) / kMiB, what, s.text.c_str()),
+                            s.code);
+  return {};
 }
 
 GpuStatus elapsed_ms(cudaEvent_t a, cudaEvent_t b, double* out) {
@@ -375,7 +419,7 @@ GpuStatus poll_event(cudaEvent_t ev, Clock::time_point deadline) {
 // mode where the count is not known in advance.
 // Train runs, after its timed steps, steps with only the compute or only the collectives of
 // the same plan: what each would take alone.
-enum class Phase { kStep, kComputeOnly, kCommOnly };
+enum class Phase { kStep, kComputeOnly, kCommOnly, kVerify };
 
 struct Decision {
   bool run = false;
@@ -387,12 +431,14 @@ struct Decision {
 
 class Schedule {
  public:
-  Schedule(int warmup, int steps, double duration_s, int compute_only = 0, int comm_only = 0)
+  Schedule(int warmup, int steps, double duration_s, int compute_only = 0, int comm_only = 0,
+           int verify = 0)
       : warmup_(warmup),
         steps_(steps),
         duration_s_(duration_s),
         compute_only_(compute_only),
-        comm_only_(comm_only) {}
+        comm_only_(comm_only),
+        verify_(verify) {}
   Decision next() {
     Decision d;
     const int i = next_++;
@@ -409,6 +455,11 @@ class Schedule {
     d.epoch = epoch_;
     if (duration_s_ > 0) {
       d.run = t == 0 || std::chrono::duration<double>(now - epoch_).count() < duration_s_;
+      if (d.run || verify_ == 0 || verified_) return d;
+      verified_ = true;  // sustained: the checks once, after the last step
+      d.run = true;
+      d.timed = false;
+      d.phase = Phase::kVerify;
       return d;
     }
     d.run = true;
@@ -419,15 +470,21 @@ class Schedule {
       return d;
     }
     d.index -= compute_only_;
-    d.phase = Phase::kCommOnly;
-    d.run = d.index < comm_only_;
+    if (d.index < comm_only_) {
+      d.phase = Phase::kCommOnly;
+      return d;
+    }
+    d.index -= comm_only_;
+    d.phase = Phase::kVerify;
+    d.run = d.index < verify_;
     return d;
   }
 
  private:
   int warmup_, steps_;
   double duration_s_;
-  int compute_only_, comm_only_;
+  int compute_only_, comm_only_, verify_;
+  bool verified_ = false;
   int next_ = 0;
   Clock::time_point epoch_{};
 };
@@ -473,11 +530,15 @@ class StepBarrier {
 
 // What every rank thread shares.
 struct Shared {
-  Shared(const EngineConfig& c, int n, Schedule schedule) : cfg(c), barrier(n, schedule) {}
+  Shared(const EngineConfig& c, const StepSchedule& s, int n, Schedule schedule,
+         std::chrono::milliseconds deadline)
+      : cfg(c), plan(s), timeout(deadline), barrier(n, schedule) {}
   const EngineConfig& cfg;
-  const NcclLib* lib = nullptr;            // null: no collectives (one GPU or nothing to reduce)
-  const gpu::CublasLtLib* blas = nullptr;  // null: the WMMA fallback
-  std::vector<ncclComm_t> comms;           // rank r's communicator
+  const StepSchedule& plan;
+  const std::chrono::milliseconds timeout;  // a wait with no progress for this long is a stall
+  const NcclLib* lib = nullptr;             // null: no collectives
+  const gpu::CublasLtLib* blas = nullptr;   // null: the WMMA fallback
+  std::vector<ncclComm_t> comms;            // rank r's communicator
   StepBarrier barrier;
   std::atomic<bool> stop{false};
   std::mutex mu;
@@ -498,15 +559,14 @@ struct Shared {
 
 struct StepRecord {
   Clock::time_point arrival, start, end;
-  double compute_ms = 0;
-  double comm_ms = 0;
-  // train, from the two streams' events (ms from the first compute event): the collectives'
-  // time with no compute under them, and the step's GPU span (to both streams idle).
-  double exposed_ms = 0;
-  double span_ms = 0;
+  double compute_ms = 0;  // GEMMs and the optimizer, summed
+  double gemm_ms = 0;     // GEMMs alone (the TFLOP/s rate)
+  double comm_ms = 0;     // collectives, summed
+  double exposed_ms = 0;  // collective time with no compute under it
+  double span_ms = 0;     // first task's start to the last task's end
 };
 
-// Where a rank was when the run stopped on a stall: `progress` counts completed markers, so
+// Where a rank was when the run stopped on a stall: `progress` counts completed tasks, so
 // the rank with the least is the one the others were waiting for.
 struct Stall {
   bool timed_out = false;  // this rank's own deadline passed (else: stopped while busy)
@@ -519,21 +579,26 @@ struct RankState {
   int device = 0;
   int sms = 1;
   gpu::Stream compute, comm;
-  Compute compute_kit;   // GEMM plans and buffers
-  gpu::DeviceMem data;   // gradients (train) or activations (infer)
-  gpu::HostMem check;    // pinned, for the one-element GEMM check (a polled copy)
-  gpu::EventSet marks;   // train: compute markers; infer: phase boundaries
-  gpu::EventSet bstart;  // train: bucket starts (comm stream)
-  gpu::EventSet bend;    // train: bucket ends (comm stream)
+  Kit kit;
+  gpu::HostMem host;           // pinned: GEMM samples and collective counters read back
+  gpu::DeviceMem scratch;      // the same on the device
+  gpu::EventSet starts, ends;  // per task
+  std::vector<std::vector<cudaEvent_t>> stream_ends;  // per stream, its tasks' end events
+  std::vector<std::vector<std::size_t>> stream_tasks;
   std::vector<StepRecord> records;
   std::vector<StepRecord> compute_alone, comm_alone;  // train: the isolated phases
+  std::vector<std::string> wrong;                     // failed checks (data-corruption)
+  std::size_t gemms_checked = 0, collectives_checked = 0;
   std::optional<Stall> stall;
 
   std::string name() const { return strf("rank %d (GPU %d)", rank, device); }
+  cudaStream_t stream(StreamId id) const {
+    return id == StreamId::kComm ? comm.get() : compute.get();
+  }
   void leak() {
-    compute_kit.leak();
-    data.leak();
-    check.leak();
+    kit.leak();
+    scratch.leak();
+    host.leak();
   }
 };
 
@@ -547,7 +612,7 @@ struct Track {
 };
 
 GpuStatus wait_tracks(Shared& sh, ncclComm_t comm, Track* tracks, int ntracks) {
-  const auto timeout = sh.cfg.collective_timeout;
+  const auto timeout = sh.timeout;
   auto deadline = Clock::now() + timeout;
   for (;;) {
     bool progressed = false;
@@ -578,18 +643,41 @@ GpuStatus wait_tracks(Shared& sh, ncclComm_t comm, Track* tracks, int ntracks) {
   }
 }
 
-// One in-place float32 sum all-reduce. A nonblocking communicator may answer ncclInProgress
-// (connection setup): NCCL then wants the state settled before the next call on it.
-GpuStatus all_reduce(Shared& sh, int rank, float* p, std::size_t count, cudaStream_t stream) {
-  ncclComm_t comm = sh.comms[static_cast<std::size_t>(rank)];
-  const ncclResult_t r = sh.lib->all_reduce(p, p, count, ncclFloat32, ncclSum, comm, stream);
+// One collective task in place on its buffer. A nonblocking communicator may answer
+// ncclInProgress (connection setup): NCCL then wants the state settled before the next call.
+GpuStatus collective(Shared& sh, const RankState& rs, const Task& t, cudaStream_t stream) {
+  ncclComm_t comm = sh.comms[static_cast<std::size_t>(rs.rank)];
+  const BufferSpec& spec = sh.plan.buffers[static_cast<std::size_t>(t.buffer)];
+  const ncclDataType_t type = spec.dtype == DType::kBf16 ? ncclBfloat16 : ncclFloat32;
+  const std::size_t elem = dtype_bytes(spec.dtype);
+  char* p = rs.kit.buffers[static_cast<std::size_t>(t.buffer)].get<char>() + t.offset * elem;
+  const std::size_t ranks = static_cast<std::size_t>(sh.plan.ranks);
+  const std::size_t slice = t.count / std::max<std::size_t>(ranks, 1);
+  char* mine = p + static_cast<std::size_t>(rs.rank) * slice * elem;
+  ncclResult_t r = ncclSuccess;
+  const char* call = "ncclAllReduce";
+  switch (t.kind) {
+    case TaskKind::kAllReduce:
+      r = sh.lib->all_reduce(p, p, t.count, type, ncclSum, comm, stream);
+      break;
+    case TaskKind::kAllGather:
+      call = "ncclAllGather";
+      r = sh.lib->all_gather(mine, p, slice, type, comm, stream);
+      break;
+    case TaskKind::kReduceScatter:
+      call = "ncclReduceScatter";
+      r = sh.lib->reduce_scatter(p, mine, slice, type, ncclSum, comm, stream);
+      break;
+    default:
+      return GpuStatus::error("internal: not a collective");
+  }
   if (r == ncclSuccess) return {};
-  if (r != ncclInProgress) return GpuStatus::error("ncclAllReduce: " + sh.lib->text(r, comm));
-  const auto deadline = Clock::now() + sh.cfg.collective_timeout;
+  if (r != ncclInProgress)
+    return GpuStatus::error(std::string(call) + ": " + sh.lib->text(r, comm));
+  const auto deadline = Clock::now() + sh.timeout;
   for (;;) {
     bool in_progress = false;
-    GPUVET_CUDA_TRY(
-        gpu::with_context("ncclAllReduce", gpu::comm_state(*sh.lib, comm, &in_progress)));
+    GPUVET_CUDA_TRY(gpu::with_context(call, gpu::comm_state(*sh.lib, comm, &in_progress)));
     if (!in_progress) return {};
     if (sh.stop) return GpuStatus::stopped();
     if (Clock::now() >= deadline) return GpuStatus::timeout();
@@ -597,97 +685,367 @@ GpuStatus all_reduce(Shared& sh, int rank, float* p, std::size_t count, cudaStre
   }
 }
 
-GpuStatus run_gemms(const GemmPlan& p, const RankState& rs, cudaStream_t stream) {
-  for (const auto& o : p.ops) GPUVET_CUDA_TRY(run_op(o, rs.compute_kit, stream));
-  return {};
+GpuStatus run_optimizer(const Task& t, const RankState& rs, cudaStream_t s) {
+  const auto& b = rs.kit.buffers;
+  (void)cudaGetLastError();
+  adam_kernel<<<grid_for(rs.sms), 256, 0, s>>>(b[static_cast<std::size_t>(t.state[0])].get<float>(),
+                                               b[static_cast<std::size_t>(t.buffer)].get<float>(),
+                                               b[static_cast<std::size_t>(t.state[1])].get<float>(),
+                                               b[static_cast<std::size_t>(t.state[2])].get<float>(),
+                                               t.count);
+  return cuda_status("optimizer kernel launch", cudaGetLastError());
 }
 
-// Buffers, the GEMM plans (cuBLASLt's, per shape), the A/B patterns, zeroed data (summing
-// zeros keeps the all-reduce free of overflow), and a one-element check of one GEMM; all on
-// the compute stream, polled.
-GpuStatus setup_rank(Shared& sh, RankState& rs, const std::vector<GemmOp>& ops,
-                     std::size_t data_floats, bool comm_stream) {
+// Setup: streams, buffers filled, plans, events; then every distinct GEMM runs once and
+// kGemmSamples of its outputs are compared with the device's fp32 reference (outside any
+// timed window). A mismatch is kept as wrong data; the run goes on.
+GpuStatus setup_rank(Shared& sh, RankState& rs) {
+  const StepSchedule& plan = sh.plan;
   GPUVET_CUDA_TRY(cuda_status("cudaSetDevice", cudaSetDevice(rs.device)));
   GPUVET_CUDA_TRY(
       cuda_status("cudaDeviceGetAttribute",
                   cudaDeviceGetAttribute(&rs.sms, cudaDevAttrMultiProcessorCount, rs.device)));
   GPUVET_CUDA_TRY(gpu::with_context("cudaStreamCreateWithFlags", rs.compute.create(rs.device)));
-  if (comm_stream)
-    GPUVET_CUDA_TRY(gpu::with_context("cudaStreamCreateWithFlags", rs.comm.create(rs.device)));
-  Compute& cp = rs.compute_kit;
-  cp.blas = sh.blas;
-  std::size_t ea = 0, eb = 0, ec = 0;
-  buffer_elems(ops, !cp.blas, &ea, &eb, &ec);
-  GPUVET_CUDA_TRY(allocate_bytes(cp.a, rs.device, ea * 2, "GEMM A (bf16)"));
-  GPUVET_CUDA_TRY(allocate_bytes(cp.b, rs.device, eb * 2, "GEMM B (bf16)"));
-  GPUVET_CUDA_TRY(allocate_bytes(cp.c, rs.device, ec * (cp.blas ? 2 : 4), "GEMM C"));
-  if (cp.blas) {
-    GPUVET_CUDA_TRY(allocate_bytes(cp.workspace, rs.device, kWorkspaceBytes, "cuBLASLt workspace"));
-    for (const auto& o : ops) {
-      if (cp.index(o) < cp.shapes.size()) continue;
+  GPUVET_CUDA_TRY(gpu::with_context("cudaStreamCreateWithFlags", rs.comm.create(rs.device)));
+  Kit& kit = rs.kit;
+  kit.blas = sh.blas;
+  const auto sizes = buffer_bytes(plan, !kit.blas);
+  kit.buffers.resize(sizes.size());
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    GPUVET_CUDA_TRY(
+        allocate_bytes(kit.buffers[i], rs.device, sizes[i], plan.buffers[i].role.c_str()));
+  if (kit.blas) {
+    GPUVET_CUDA_TRY(
+        allocate_bytes(kit.workspace, rs.device, kWorkspaceBytes, "cuBLASLt workspace"));
+    for (const auto& t : plan.tasks) {
+      if (t.kind != TaskKind::kGemm || kit.plan(t.gemm) < kit.shapes.size()) continue;
       std::string why;
-      auto g = gpu::BlasGemm::create(*cp.blas, o.m, o.n, o.k, o.ta, o.tb, cp.workspace.get<void>(),
-                                     kWorkspaceBytes, &why);
-      if (!g) return GpuStatus::error(strf("%s GEMM: %s", o.what, why.c_str()));
-      cp.shapes.push_back(o);
-      cp.gemms.push_back(std::move(g));
+      auto g = gpu::BlasGemm::create(*kit.blas, t.gemm.m, t.gemm.n, t.gemm.k, t.gemm.ta, t.gemm.tb,
+                                     kit.workspace.get<void>(), kWorkspaceBytes, &why);
+      if (!g) return GpuStatus::error(strf("%s GEMM: %s", t.what.c_str(), why.c_str()));
+      kit.shapes.push_back(t.gemm);
+      kit.plans.push_back(std::move(g));
     }
   }
-  if (data_floats > 0)
-    GPUVET_CUDA_TRY(allocate_floats(rs.data, rs.device, data_floats, "gradients/activations"));
+  const std::size_t events = 2 * plan.tasks.size();
+  if (events > kMaxEvents)
+    return GpuStatus::error(strf("%zu tasks in one step: too many to time (at most %zu)",
+                                 plan.tasks.size(), kMaxEvents / 2));
   GPUVET_CUDA_TRY(
-      gpu::with_context("cudaHostAlloc", rs.check.allocate(4, gpu::HostMem::Kind::kPinned)));
+      gpu::with_context("cudaEventCreate", rs.starts.create(rs.device, plan.tasks.size())));
+  GPUVET_CUDA_TRY(
+      gpu::with_context("cudaEventCreate", rs.ends.create(rs.device, plan.tasks.size())));
+  rs.stream_ends.assign(2, {});
+  rs.stream_tasks.assign(2, {});
+  for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
+    const int s = plan.tasks[i].stream == StreamId::kComm ? 1 : 0;
+    rs.stream_ends[static_cast<std::size_t>(s)].push_back(rs.ends[i]);
+    rs.stream_tasks[static_cast<std::size_t>(s)].push_back(i);
+  }
+  const std::size_t scratch_floats = 3 * kGemmSamples;
+  GPUVET_CUDA_TRY(allocate_bytes(rs.scratch, rs.device, scratch_floats * 4, "check results"));
+  GPUVET_CUDA_TRY(gpu::with_context(
+      "cudaHostAlloc", rs.host.allocate(scratch_floats * 4, gpu::HostMem::Kind::kPinned)));
   gpu::EventSet ev;
   GPUVET_CUDA_TRY(gpu::with_context("cudaEventCreate", ev.create(rs.device, 1)));
   const cudaStream_t s = rs.compute.get();
-  const int blocks = rs.sms * 4;
-  // The check runs the first forward-shaped GEMM (neither operand transposed) on patterns
-  // laid out for its shape.
-  GemmOp g = ops.front();
-  for (const auto& o : ops)
-    if (!o.ta && !o.tb) {
-      g = o;
-      break;
+  // The same data on every rank: a data-parallel step's replicas start equal.
+  for (std::size_t i = 0; i < plan.buffers.size(); ++i)
+    GPUVET_CUDA_TRY(fill_buffer(plan.buffers[i], kit.buffers[i], mix64(0x5CA1E + i), rs.sms, s));
+  const auto limit = std::max<std::chrono::milliseconds>(sh.timeout, kSetupTimeout);
+  auto wait = [&](const char* what) -> GpuStatus {
+    GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(ev[0], s)));
+    GpuStatus w = poll_event(ev[0], Clock::now() + limit);
+    if (w.is_timeout())
+      return GpuStatus::error(
+          strf("setup (%s) did not finish within %s", what, seconds_text(limit).c_str()));
+    return w;
+  };
+  GPUVET_CUDA_TRY(wait("filling the buffers"));
+  std::set<std::tuple<int, int, int>> seen;
+  bool planted = false;
+  for (const auto& t : plan.tasks) {
+    if (t.kind != TaskKind::kGemm || !seen.insert({t.a, t.b, t.c}).second) continue;
+    GPUVET_CUDA_TRY(run_gemm(t, kit, s));
+    const Gemm lay = kit.blas ? t.gemm : padded(t.gemm);
+    void* c = kit.buffers[static_cast<std::size_t>(t.c)].get<void>();
+    if (sh.cfg.plant == Plant::kGemm && rs.rank == 0 && !planted) {
+      planted = true;
+      plant_kernel<<<1, 1, 0, s>>>(c, !kit.blas,
+                                   static_cast<std::size_t>(t.gemm.m - 1) * lay.n + (t.gemm.n - 1));
     }
-  const GemmOp shape = cp.blas ? g : padded(g);
-  (void)cudaGetLastError();
-  fill_pattern_kernel<<<blocks, 256, 0, s>>>(cp.a.get<__nv_bfloat16>(), shape.m, shape.k, 0);
-  GPUVET_CUDA_TRY(cuda_status("fill kernel launch", cudaGetLastError()));
-  fill_pattern_kernel<<<blocks, 256, 0, s>>>(cp.b.get<__nv_bfloat16>(), shape.k, shape.n, 1);
-  GPUVET_CUDA_TRY(cuda_status("fill kernel launch", cudaGetLastError()));
-  if (data_floats > 0)
-    GPUVET_CUDA_TRY(
-        cuda_status("cudaMemsetAsync",
-                    cudaMemsetAsync(rs.data.get<float>(), 0, data_floats * sizeof(float), s)));
-  GPUVET_CUDA_TRY(run_op(g, cp, s));
-  const std::size_t last = static_cast<std::size_t>(g.m - 1) * shape.n + (g.n - 1);
-  const std::size_t elem = cp.blas ? 2 : 4;
-  GPUVET_CUDA_TRY(cuda_status(
-      "cudaMemcpyAsync", cudaMemcpyAsync(rs.check.get<void>(), cp.c.get<char>() + last * elem, elem,
-                                         cudaMemcpyDeviceToHost, s)));
-  GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(ev[0], s)));
-  // Setup is no collective: at least kSetupTimeout, so a short collective deadline does not
-  // fail a first launch that loads the module.
-  const auto limit = std::max<std::chrono::milliseconds>(sh.cfg.collective_timeout, kSetupTimeout);
-  GpuStatus w = poll_event(ev[0], Clock::now() + limit);
-  if (w.is_timeout())
-    return GpuStatus::error(
-        strf("setup (fill and GEMM check) did not finish within %s", seconds_text(limit).c_str()));
-  GPUVET_CUDA_TRY(w);
-  double want = 0;
-  for (int k = 0; k < g.k; ++k)
-    want += static_cast<double>(pattern_value(g.m - 1, k, 0)) *
-            static_cast<double>(pattern_value(k, g.n - 1, 1));
-  const double got = cp.blas ? static_cast<double>(__bfloat162float(*rs.check.get<__nv_bfloat16>()))
-                             : static_cast<double>(*rs.check.get<float>());
-  // bf16 output: 8 bits of mantissa.
-  const double tolerance = cp.blas ? std::max(1.0, std::fabs(want) / 128.0) : 0.0;
-  if (std::fabs(got - want) > tolerance)
-    return GpuStatus::error(
-        strf("GEMM check failed: C[%d][%d] of the %d×%d×%d %s GEMM is %g, "
-             "expected %g",
-             g.m - 1, g.n - 1, g.m, g.n, g.k, g.what, got, want));
+    gemm_sample_kernel<<<1, kGemmSamples, 0, s>>>(
+        t.gemm.m, t.gemm.n, lay.m, lay.n, lay.k, t.gemm.ta, t.gemm.tb,
+        kit.buffers[static_cast<std::size_t>(t.a)].get<__nv_bfloat16>(),
+        kit.buffers[static_cast<std::size_t>(t.b)].get<__nv_bfloat16>(), c, !kit.blas, kGemmSamples,
+        mix64(rs.gemms_checked), rs.scratch.get<float>());
+    GPUVET_CUDA_TRY(cuda_status("check kernel launch", cudaGetLastError()));
+    GPUVET_CUDA_TRY(cuda_status("cudaMemcpyAsync",
+                                cudaMemcpyAsync(rs.host.get<void>(), rs.scratch.get<void>(),
+                                                scratch_floats * 4, cudaMemcpyDeviceToHost, s)));
+    GPUVET_CUDA_TRY(wait("the GEMM check"));
+    ++rs.gemms_checked;
+    const float* r = rs.host.get<float>();
+    int bad = 0, first = -1;
+    for (int i = 0; i < kGemmSamples; ++i)
+      if (!gemm_sample_ok(r[3 * i], r[3 * i + 1], r[3 * i + 2], !kit.blas)) {
+        ++bad;
+        if (first < 0) first = i;
+      }
+    if (bad > 0)
+      rs.wrong.push_back(
+          strf("the %s GEMM (%d×%d×%d) gave %d of %d sampled outputs wrong on %s "
+               "(one is %g, the fp32 reference %g)",
+               t.what.c_str(), t.gemm.m, t.gemm.n, t.gemm.k, bad, kGemmSamples, rs.name().c_str(),
+               r[3 * first + 2], r[3 * first]));
+  }
   return {};
+}
+
+enum class Mode { kStep, kComputeOnly, kCommOnly };
+
+// Queues one step of the schedule. A task left out by the mode still records its two events
+// (no work between them), so every wait and the layout stay the same. *queued counts tasks
+// queued (a stall while queueing names the next).
+GpuStatus enqueue_step(Shared& sh, RankState& rs, Mode mode, std::size_t* queued) {
+  const StepSchedule& plan = sh.plan;
+  for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
+    *queued = i;
+    const Task& t = plan.tasks[i];
+    const cudaStream_t s = rs.stream(t.stream);
+    for (int a : t.after)
+      if (plan.tasks[static_cast<std::size_t>(a)].stream != t.stream)
+        GPUVET_CUDA_TRY(
+            cuda_status("cudaStreamWaitEvent",
+                        cudaStreamWaitEvent(s, rs.ends[static_cast<std::size_t>(a)], 0)));
+    GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.starts[i], s)));
+    const bool coll = is_collective(t.kind);
+    if (coll && mode != Mode::kComputeOnly) {
+      GpuStatus st = collective(sh, rs, t, s);
+      if (st.is_error()) st.text = t.what + ": " + st.text;
+      GPUVET_CUDA_TRY(std::move(st));
+    } else if (t.kind == TaskKind::kGemm && mode != Mode::kCommOnly) {
+      GPUVET_CUDA_TRY(run_gemm(t, rs.kit, s));
+    } else if (t.kind == TaskKind::kOptimizer && mode != Mode::kCommOnly) {
+      GPUVET_CUDA_TRY(run_optimizer(t, rs, s));
+    }
+    GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.ends[i], s)));
+  }
+  *queued = plan.tasks.size();
+  return {};
+}
+
+// The two timelines of a finished step, from its events.
+GpuStatus record_step(const Shared& sh, const RankState& rs, StepRecord* r) {
+  const StepSchedule& plan = sh.plan;
+  std::vector<std::pair<double, double>> comm, compute;
+  double lo = 0, hi = 0;
+  for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
+    double a = 0, b = 0;
+    GPUVET_CUDA_TRY(elapsed_ms(rs.starts[0], rs.starts[i], &a));
+    GPUVET_CUDA_TRY(elapsed_ms(rs.starts[0], rs.ends[i], &b));
+    lo = std::min(lo, a);
+    hi = std::max(hi, b);
+    const TaskKind k = plan.tasks[i].kind;
+    if (is_collective(k)) {
+      comm.emplace_back(a, b);
+      r->comm_ms += b - a;
+    } else {
+      compute.emplace_back(a, b);
+      r->compute_ms += b - a;
+      if (k == TaskKind::kGemm) r->gemm_ms += b - a;
+    }
+  }
+  r->exposed_ms = uncovered_ms(comm, compute);
+  r->span_ms = hi - lo;
+  return {};
+}
+
+// The check step: every distinct collective (kind and range), one after the other on its
+// stream: each rank writes its known values, the collective runs, a kernel counts the
+// elements that differ from the exact result, the counters come back.
+GpuStatus verify_collectives(Shared& sh, RankState& rs, ncclComm_t comm) {
+  const StepSchedule& plan = sh.plan;
+  std::vector<std::size_t> distinct;
+  std::set<std::tuple<int, int, std::size_t, std::size_t>> seen;
+  for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
+    const Task& t = plan.tasks[i];
+    if (is_collective(t.kind) &&
+        seen.insert({static_cast<int>(t.kind), t.buffer, t.offset, t.count}).second)
+      distinct.push_back(i);
+  }
+  if (distinct.empty()) return {};
+  gpu::DeviceMem counters;
+  gpu::HostMem back;
+  gpu::EventSet done;
+  const std::size_t bytes = distinct.size() * 2 * sizeof(unsigned long long);
+  GPUVET_CUDA_TRY(allocate_bytes(counters, rs.device, bytes, "collective check counters"));
+  GPUVET_CUDA_TRY(
+      gpu::with_context("cudaHostAlloc", back.allocate(bytes, gpu::HostMem::Kind::kPinned)));
+  GPUVET_CUDA_TRY(gpu::with_context("cudaEventCreate", done.create(rs.device, distinct.size())));
+  const cudaStream_t s = rs.comm.get();
+  auto* cnt = counters.get<unsigned long long>();
+  for (std::size_t j = 0; j < distinct.size(); ++j) {
+    const unsigned long long init[2] = {0ull, ~0ull};
+    GPUVET_CUDA_TRY(cuda_status("cudaMemcpyAsync", cudaMemcpyAsync(cnt + 2 * j, init, sizeof init,
+                                                                   cudaMemcpyHostToDevice, s)));
+  }
+  const int ranks = plan.ranks;
+  for (std::size_t j = 0; j < distinct.size(); ++j) {
+    const Task& t = plan.tasks[distinct[j]];
+    const BufferSpec& spec = plan.buffers[static_cast<std::size_t>(t.buffer)];
+    const bool bf16 = spec.dtype == DType::kBf16;
+    void* base = rs.kit.buffers[static_cast<std::size_t>(t.buffer)].get<void>();
+    const std::size_t slice = t.count / static_cast<std::size_t>(ranks);
+    // Each rank's contribution: its slice (all-gather) or the whole range.
+    const std::size_t fill_first =
+        t.offset + (t.kind == TaskKind::kAllGather ? rs.rank * slice : 0);
+    const std::size_t fill_count = t.kind == TaskKind::kAllGather ? slice : t.count;
+    (void)cudaGetLastError();
+    if (bf16)
+      fill_check_kernel<<<grid_for(rs.sms), 256, 0, s>>>(static_cast<__nv_bfloat16*>(base),
+                                                         fill_first, fill_count, rs.rank, true);
+    else
+      fill_check_kernel<<<grid_for(rs.sms), 256, 0, s>>>(static_cast<float*>(base), fill_first,
+                                                         fill_count, rs.rank, false);
+    GPUVET_CUDA_TRY(cuda_status("check fill launch", cudaGetLastError()));
+    GpuStatus st = collective(sh, rs, t, s);
+    if (st.is_error()) st.text = t.what + " (check): " + st.text;
+    GPUVET_CUDA_TRY(std::move(st));
+    // What to compare: the whole range, except the rank's own slice after a reduce-scatter.
+    const std::size_t first = t.offset + (t.kind == TaskKind::kReduceScatter ? rs.rank * slice : 0);
+    const std::size_t count = t.kind == TaskKind::kReduceScatter ? slice : t.count;
+    if (sh.cfg.plant == Plant::kCollective && rs.rank == 0 && j == 0)
+      plant_value_kernel<<<1, 1, 0, s>>>(base, bf16, first);
+    const bool sum = t.kind != TaskKind::kAllGather;
+    // Offsets relative to the range for the owner of an all-gathered element.
+    if (bf16)
+      count_bad_kernel<<<grid_for(rs.sms), 256, 0, s>>>(static_cast<const __nv_bfloat16*>(base),
+                                                        first, count, sum, ranks, slice, true,
+                                                        cnt + 2 * j);
+    else
+      count_bad_kernel<<<grid_for(rs.sms), 256, 0, s>>>(
+          static_cast<const float*>(base), first, count, sum, ranks, slice, false, cnt + 2 * j);
+    GPUVET_CUDA_TRY(cuda_status("check count launch", cudaGetLastError()));
+    GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(done[j], s)));
+  }
+  GPUVET_CUDA_TRY(cuda_status(
+      "cudaMemcpyAsync", cudaMemcpyAsync(back.get<void>(), cnt, bytes, cudaMemcpyDeviceToHost, s)));
+  gpu::EventSet copied;
+  GPUVET_CUDA_TRY(gpu::with_context("cudaEventCreate", copied.create(rs.device, 1)));
+  GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(copied[0], s)));
+  Track tracks[2] = {{done.data(), done.size(), 0}, {copied.data(), 1, 0}};
+  GPUVET_CUDA_TRY(wait_tracks(sh, comm, tracks, 2));
+  const auto* got = back.get<unsigned long long>();
+  for (std::size_t j = 0; j < distinct.size(); ++j) {
+    ++rs.collectives_checked;
+    if (got[2 * j] == 0) continue;
+    const Task& t = plan.tasks[distinct[j]];
+    const std::size_t count = t.kind == TaskKind::kReduceScatter ? t.count / ranks : t.count;
+    rs.wrong.push_back(strf("%s: %llu of %zu values wrong on %s (first at element %llu)",
+                            t.what.c_str(), got[2 * j], count, rs.name().c_str(), got[2 * j + 1]));
+  }
+  return {};
+}
+
+std::string task_where(const StepSchedule& plan, std::size_t i, const std::string& label) {
+  if (i >= plan.tasks.size()) return "the end of " + label;
+  return "the " + plan.tasks[i].what + " in " + label;
+}
+
+void rank_body(Shared& sh, RankState& rs) {
+  if (GpuStatus s = setup_rank(sh, rs); !s.ok()) {
+    sh.fail(rs.name() + ": " + s.text);
+    return;
+  }
+  const StepSchedule& plan = sh.plan;
+  const bool train = sh.cfg.preset.workload == "train";
+  const double rate = sh.cfg.request_rate_hz;
+  ncclComm_t comm = sh.lib ? sh.comms[static_cast<std::size_t>(rs.rank)] : nullptr;
+  for (;;) {
+    Decision d;
+    if (!sh.barrier.arrive(&d) || !d.run) return;
+    const std::string label =
+        d.phase == Phase::kVerify ? std::string("the collective check")
+        : !train  ? (d.timed ? strf("request %d", d.index) : strf("warm-up request %d", d.index))
+        : d.timed ? strf("step %d", d.index)
+                  : strf("warm-up step %d", d.index);
+    if (d.phase == Phase::kVerify) {
+      GpuStatus s = verify_collectives(sh, rs, comm);
+      if (s.is_error()) {
+        sh.fail(rs.name() + ": " + label + ": " + s.text);
+        return;
+      }
+      if (!s.ok()) {
+        rs.stall = Stall{s.is_timeout(), label, -1};
+        if (s.is_timeout()) sh.halt();
+        return;
+      }
+      continue;
+    }
+    // Fixed arrivals (timed requests only): request q arrives at epoch + q / rate; one that
+    // arrives while the previous one still runs waits, and its latency includes the wait.
+    Clock::time_point arrival{};
+    const bool paced = !train && d.timed && rate > 0;
+    if (paced) {
+      arrival = d.epoch + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(d.index / rate));
+      while (!sh.stop && Clock::now() < arrival)
+        std::this_thread::sleep_for(
+            std::min<Clock::duration>(arrival - Clock::now(), std::chrono::milliseconds(10)));
+      if (sh.stop) return;
+    }
+    const auto t0 = Clock::now();
+    if (!paced) arrival = t0;
+    const Mode mode = d.phase == Phase::kComputeOnly ? Mode::kComputeOnly
+                      : d.phase == Phase::kCommOnly  ? Mode::kCommOnly
+                                                     : Mode::kStep;
+    std::size_t queued = 0;
+    Track tracks[2] = {{rs.stream_ends[0].data(), rs.stream_ends[0].size(), 0},
+                       {rs.stream_ends[1].data(), rs.stream_ends[1].size(), 0}};
+    GpuStatus s = enqueue_step(sh, rs, mode, &queued);
+    const bool enqueued = s.ok();
+    if (enqueued) s = wait_tracks(sh, comm, tracks, 2);
+    if (!s.ok()) {
+      if (s.is_error()) {
+        sh.fail(rs.name() + ": " + label + ": " + s.text);
+        return;
+      }
+      Stall st;
+      st.timed_out = s.is_timeout();
+      if (!enqueued) {
+        // Stuck while queueing (a collective that stayed ncclInProgress): least progress.
+        st.where = task_where(plan, queued, label) + " (still being queued)";
+        st.progress = -1;
+      } else {
+        // The first task not done on the stream that got least far.
+        std::size_t first = plan.tasks.size();
+        for (int k = 0; k < 2; ++k)
+          if (tracks[k].done < tracks[k].count)
+            first = std::min(first, rs.stream_tasks[static_cast<std::size_t>(k)][tracks[k].done]);
+        st.where = task_where(plan, first, label);
+        st.progress = static_cast<long long>(tracks[0].done + tracks[1].done);
+        if (!st.timed_out && first == plan.tasks.size()) return;  // idle when stopped
+      }
+      rs.stall = st;
+      if (st.timed_out) sh.halt();
+      return;
+    }
+    const auto t1 = Clock::now();
+    if (!d.timed) continue;
+    StepRecord r;
+    r.arrival = arrival;
+    r.start = t0;
+    r.end = t1;
+    if (GpuStatus e = record_step(sh, rs, &r); !e.ok()) {
+      sh.fail(rs.name() + ": " + label + ": " + e.text);
+      return;
+    }
+    (d.phase == Phase::kStep          ? rs.records
+     : d.phase == Phase::kComputeOnly ? rs.compute_alone
+                                      : rs.comm_alone)
+        .push_back(r);
+  }
 }
 
 // Drives the thread body: catches everything, so nothing escapes std::thread.
@@ -704,296 +1062,55 @@ void guarded(Shared& sh, RankState& rs, Body&& body) {
   }
 }
 
-// ------------------------------------------------------------------------------ train
-
-struct TrainPlan {
-  int accumulation = 1;
-  bool overlap = true;
-  bool comm = false;             // collectives run (N ≥ 2 and gradients to reduce)
-  int buckets = 1;               // = compute chunks per phase
-  std::vector<GemmOp> ops;       // one compute phase's GEMMs, in order
-  std::vector<GemmPlan> chunks;  // the same, split at the buckets (some chunks empty)
-  std::size_t grad_floats = 0;
-  std::size_t bucket_floats = 0;
-  double flops_per_step = 0;  // actual, per GPU
-  std::size_t bucket_offset(int k) const { return static_cast<std::size_t>(k) * bucket_floats; }
-  std::size_t bucket_count(int k) const {
-    return std::min(bucket_floats, grad_floats - bucket_offset(k));
-  }
-  // Compute markers: one per earlier accumulation phase, then one per chunk of the last.
-  std::size_t compute_marks() const {
-    return static_cast<std::size_t>(accumulation - 1) + static_cast<std::size_t>(buckets);
-  }
-};
-
-std::string step_label(const Decision& d) {
-  return d.timed ? strf("step %d", d.index) : strf("warm-up step %d", d.index);
-}
-
-// `compute` false: the markers are recorded with no GEMM between them (a comm-only step);
-// `comm` false: no collective (a compute-only step, or nothing to reduce).
-GpuStatus enqueue_train_step(Shared& sh, RankState& rs, const TrainPlan& tp, bool compute,
-                             bool comm, int* failed_bucket) {
-  const cudaStream_t cs = rs.compute.get();
-  const cudaStream_t ms = rs.comm.get();
-  const std::size_t last0 = static_cast<std::size_t>(tp.accumulation - 1);
-  // Compute start: marks[0].
-  GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.marks[0], cs)));
-  // marks layout: [0] start, [1 .. a-1] end of earlier phases, [a .. a+B-1] end of chunk k.
-  for (int j = 0; j + 1 < tp.accumulation; ++j) {
-    for (int k = 0; compute && k < tp.buckets; ++k)
-      GPUVET_CUDA_TRY(run_gemms(tp.chunks[static_cast<std::size_t>(k)], rs, cs));
-    GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.marks[1 + j], cs)));
-  }
-  auto reduce_k = [&](int k, cudaEvent_t after) -> GpuStatus {
-    if (after)
-      GPUVET_CUDA_TRY(cuda_status("cudaStreamWaitEvent", cudaStreamWaitEvent(ms, after, 0)));
-    GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.bstart[k], ms)));
-    GPUVET_CUDA_TRY(all_reduce(sh, rs.rank, rs.data.get<float>() + tp.bucket_offset(k),
-                               tp.bucket_count(k), ms));
-    GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.bend[k], ms)));
-    return {};
-  };
-  // Errors name the bucket; a stall while queueing reports it through *failed_bucket.
-  auto reduce = [&](int k, cudaEvent_t after) -> GpuStatus {
-    *failed_bucket = k;
-    GpuStatus st = reduce_k(k, after);
-    if (st.is_error()) st.text = strf("bucket %d: ", k) + st.text;
-    return st;
-  };
-  for (int k = 0; k < tp.buckets; ++k) {
-    if (compute) GPUVET_CUDA_TRY(run_gemms(tp.chunks[static_cast<std::size_t>(k)], rs, cs));
-    const cudaEvent_t done = rs.marks[1 + last0 + k];
-    GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(done, cs)));
-    if (comm && tp.overlap) GPUVET_CUDA_TRY(reduce(k, done));
-  }
-  if (comm && !tp.overlap)
-    for (int k = 0; k < tp.buckets; ++k)
-      GPUVET_CUDA_TRY(reduce(k, k == 0 ? rs.marks[last0 + tp.buckets] : nullptr));
-  return {};
-}
-
-void train_rank(Shared& sh, RankState& rs, const TrainPlan& tp) {
-  if (GpuStatus s = setup_rank(sh, rs, tp.ops, tp.grad_floats, tp.comm); !s.ok()) {
-    sh.fail(rs.name() + ": " + s.text);
-    return;
-  }
-  if (GpuStatus s =
-          gpu::with_context("cudaEventCreate", rs.marks.create(rs.device, 1 + tp.compute_marks()));
-      !s.ok()) {
-    sh.fail(rs.name() + ": " + s.text);
-    return;
-  }
-  if (tp.comm) {
-    GpuStatus s = rs.bstart.create(rs.device, static_cast<std::size_t>(tp.buckets));
-    if (s.ok()) s = rs.bend.create(rs.device, static_cast<std::size_t>(tp.buckets));
-    s = gpu::with_context("cudaEventCreate", std::move(s));
-    if (!s.ok()) {
-      sh.fail(rs.name() + ": " + s.text);
-      return;
-    }
-  }
-  ncclComm_t comm = tp.comm ? sh.comms[static_cast<std::size_t>(rs.rank)] : nullptr;
-  for (;;) {
-    Decision d;
-    if (!sh.barrier.arrive(&d) || !d.run) return;
-    const auto t0 = Clock::now();
-    int bucket = 0;
-    const bool with_comm = tp.comm && d.phase != Phase::kComputeOnly;
-    Track tracks[2];
-    tracks[0] = {rs.marks.data() + 1, tp.compute_marks(), 0};
-    if (with_comm) tracks[1] = {rs.bend.data(), static_cast<std::size_t>(tp.buckets), 0};
-    GpuStatus s = enqueue_train_step(sh, rs, tp, d.phase != Phase::kCommOnly, with_comm, &bucket);
-    const bool enqueued = s.ok();
-    if (enqueued) s = wait_tracks(sh, comm, tracks, with_comm ? 2 : 1);
-    if (!s.ok()) {
-      const std::string label = step_label(d);
-      if (s.is_error()) {
-        // An error seen while waiting (NCCL's async error) is pinned on the first bucket
-        // not yet done; enqueue errors already name theirs.
-        const std::string at = enqueued && with_comm && tracks[1].done < tracks[1].count
-                                   ? strf("bucket %zu: ", tracks[1].done)
-                                   : std::string();
-        sh.fail(rs.name() + ": " + label + ": " + at + s.text);
-        return;
-      }
-      Stall st;
-      st.timed_out = s.is_timeout();
-      if (!enqueued) {
-        // Stuck while queueing (a collective that stayed ncclInProgress): least progress.
-        st.where =
-            strf("the all-reduce of bucket %d in %s (still being queued)", bucket, label.c_str());
-        st.progress = -1;
-      } else {
-        const bool compute_busy = tracks[0].done < tracks[0].count;
-        if (with_comm) {
-          st.where = strf("the all-reduce of bucket %zu in %s", tracks[1].done, label.c_str());
-          if (compute_busy) st.where += " (its compute had not finished either)";
-        } else {
-          st.where = "the compute of " + label;
-        }
-        st.progress = static_cast<long long>(tracks[0].done + tracks[1].done);
-        if (!st.timed_out && !compute_busy && (!with_comm || tracks[1].done == tracks[1].count))
-          return;  // idle when stopped: nothing to report
-      }
-      rs.stall = st;
-      if (st.timed_out) sh.halt();
-      return;
-    }
-    const auto t1 = Clock::now();
-    if (!d.timed) continue;
-    StepRecord r;
-    r.arrival = r.start = t0;
-    r.end = t1;
-    // Both timelines from the first compute event (events of one device, two streams).
-    GpuStatus e = elapsed_ms(rs.marks[0], rs.marks[tp.compute_marks()], &r.compute_ms);
-    std::vector<std::pair<double, double>> collectives;
-    for (int k = 0; e.ok() && with_comm && k < tp.buckets; ++k) {
-      double a = 0, b = 0;
-      e = elapsed_ms(rs.marks[0], rs.bstart[k], &a);
-      if (e.ok()) e = elapsed_ms(rs.marks[0], rs.bend[k], &b);
-      r.comm_ms += b - a;
-      collectives.emplace_back(a, b);
-    }
-    if (!e.ok()) {
-      sh.fail(rs.name() + ": " + step_label(d) + ": " + e.text);
-      return;
-    }
-    r.exposed_ms = exposed_comm_ms(r.compute_ms, collectives);
-    r.span_ms = r.compute_ms;
-    for (const auto& c : collectives) r.span_ms = std::max(r.span_ms, c.second);
-    (d.phase == Phase::kStep          ? rs.records
-     : d.phase == Phase::kComputeOnly ? rs.compute_alone
-                                      : rs.comm_alone)
-        .push_back(r);
-  }
-}
-
-// ------------------------------------------------------------------------------ infer
-
-struct InferPlan {
-  int layers = 1;
-  int tokens = 1;
-  bool comm = false;
-  GemmPlan layer;  // one layer's GEMMs on one GPU
-  std::size_t act_floats = 0;
-  double flops_per_request = 0;  // actual, per GPU
-  std::size_t phases() const { return static_cast<std::size_t>(layers) * tokens; }
-  // events: [0] start, then per (token, layer) i: [1+2i] after the GEMM, [2+2i] after the
-  // all-reduce (recorded even with no all-reduce, so the layout never changes).
-  std::size_t events() const { return 1 + 2 * phases(); }
-};
-
-GpuStatus enqueue_request(Shared& sh, RankState& rs, const InferPlan& ip) {
-  const cudaStream_t s = rs.compute.get();
-  GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.marks[0], s)));
-  for (std::size_t i = 0; i < ip.phases(); ++i) {
-    GPUVET_CUDA_TRY(run_gemms(ip.layer, rs, s));
-    GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.marks[1 + 2 * i], s)));
-    if (ip.comm) GPUVET_CUDA_TRY(all_reduce(sh, rs.rank, rs.data.get<float>(), ip.act_floats, s));
-    GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.marks[2 + 2 * i], s)));
-  }
-  return {};
-}
-
-std::string infer_where(const InferPlan& ip, std::size_t first_pending, const std::string& req) {
-  if (first_pending == 0) return "the start of " + req;
-  const std::size_t phase = (first_pending - 1) / 2;
-  const int token = static_cast<int>(phase / static_cast<std::size_t>(ip.layers));
-  const int layer = static_cast<int>(phase % static_cast<std::size_t>(ip.layers));
-  const bool gemm = (first_pending - 1) % 2 == 0;
-  return strf("the %s of layer %d of token %d in %s", gemm ? "compute" : "all-reduce", layer, token,
-              req.c_str());
-}
-
-// Sleeps until `t` in short slices, so a failed rank stops a long wait between arrivals.
-bool sleep_until(Shared& sh, Clock::time_point t) {
-  for (;;) {
-    if (sh.stop) return false;
-    const auto now = Clock::now();
-    if (now >= t) return true;
-    std::this_thread::sleep_for(std::min<Clock::duration>(t - now, std::chrono::milliseconds(10)));
-  }
-}
-
-void infer_rank(Shared& sh, RankState& rs, const InferPlan& ip) {
-  if (GpuStatus s = setup_rank(sh, rs, ip.layer.ops, ip.comm ? ip.act_floats : 0, false); !s.ok()) {
-    sh.fail(rs.name() + ": " + s.text);
-    return;
-  }
-  if (GpuStatus s = gpu::with_context("cudaEventCreate", rs.marks.create(rs.device, ip.events()));
-      !s.ok()) {
-    sh.fail(rs.name() + ": " + s.text);
-    return;
-  }
-  const double rate = sh.cfg.request_rate_hz;
-  ncclComm_t comm = ip.comm ? sh.comms[static_cast<std::size_t>(rs.rank)] : nullptr;
-  for (;;) {
-    Decision d;
-    if (!sh.barrier.arrive(&d) || !d.run) return;
-    const std::string label =
-        d.timed ? strf("request %d", d.index) : strf("warm-up request %d", d.index);
-    // Fixed arrivals (timed requests only): request q arrives at epoch + q / rate. A request
-    // that arrives while the previous one still runs waits; its latency includes the wait.
-    Clock::time_point arrival{};
-    const bool paced = d.timed && rate > 0;
-    if (paced) {
-      arrival = d.epoch + std::chrono::duration_cast<Clock::duration>(
-                              std::chrono::duration<double>(d.index / rate));
-      if (!sleep_until(sh, arrival)) return;
-    }
-    const auto t0 = Clock::now();
-    if (!paced) arrival = t0;
-    Track track{rs.marks.data(), ip.events(), 0};
-    GpuStatus s = enqueue_request(sh, rs, ip);
-    const bool enqueued = s.ok();
-    if (enqueued) s = wait_tracks(sh, comm, &track, 1);
-    if (!s.ok()) {
-      if (s.is_error()) {
-        sh.fail(rs.name() + ": " + label + ": " + s.text);
-        return;
-      }
-      Stall st;
-      st.timed_out = s.is_timeout();
-      if (!enqueued) {
-        st.where = "an all-reduce of " + label + " (still being queued)";
-        st.progress = -1;
-      } else {
-        st.where = infer_where(ip, track.done, label);
-        st.progress = static_cast<long long>(track.done);
-      }
-      rs.stall = st;
-      if (st.timed_out) sh.halt();
-      return;
-    }
-    const auto t1 = Clock::now();
-    if (!d.timed) continue;
-    StepRecord r;
-    r.arrival = arrival;
-    r.start = t0;
-    r.end = t1;
-    GpuStatus e;
-    for (std::size_t i = 0; e.ok() && i < ip.phases(); ++i) {
-      double g = 0, c = 0;
-      e = elapsed_ms(rs.marks[2 * i], rs.marks[1 + 2 * i], &g);
-      if (e.ok()) e = elapsed_ms(rs.marks[1 + 2 * i], rs.marks[2 + 2 * i], &c);
-      r.compute_ms += g;
-      r.comm_ms += c;
-    }
-    if (!e.ok()) {
-      sh.fail(rs.name() + ": " + label + ": " + e.text);
-      return;
-    }
-    rs.records.push_back(r);
-  }
-}
-
-// ------------------------------------------------------------------------------ the run
-
 double mean(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
   return v.empty() ? 0.0 : s / static_cast<double>(v.size());
+}
+
+// What the step is, in one note: GEMMs, collectives by kind with their bytes, optimizer.
+std::string schedule_text(const StepSchedule& plan, const ScalePreset& p, const EngineConfig& cfg) {
+  std::size_t gemms = 0;
+  double gemm_flops = 0;
+  std::map<TaskKind, std::pair<std::size_t, double>> coll;  // count, bytes
+  bool optimizer = false;
+  for (const auto& t : plan.tasks) {
+    if (t.kind == TaskKind::kGemm) {
+      ++gemms;
+      gemm_flops += t.flops();
+    } else if (t.kind == TaskKind::kOptimizer) {
+      optimizer = true;
+    } else {
+      auto& c = coll[t.kind];
+      ++c.first;
+      c.second +=
+          static_cast<double>(t.count) *
+          static_cast<double>(dtype_bytes(plan.buffers[static_cast<std::size_t>(t.buffer)].dtype));
+    }
+  }
+  const bool train = p.workload == "train";
+  std::string s = strf(
+      "%s (%s): per GPU per %s %zu bf16 GEMMs, %.4g GFLOP, every one with its own "
+      "buffers of normal-distributed data",
+      train ? "train" : "infer", parallelism_name(p.parallelism), train ? "step" : "request", gemms,
+      gemm_flops / 1e9);
+  for (const auto& [kind, c] : coll) {
+    const char* name = kind == TaskKind::kAllReduce   ? "all-reduce"
+                       : kind == TaskKind::kAllGather ? "all-gather"
+                                                      : "reduce-scatter";
+    s += strf("; %zu %s%s, %.1f MiB in all", c.first, name, c.first == 1 ? "" : "s",
+              c.second / kMiB);
+  }
+  if (p.parallelism == Parallelism::kDataParallel && !plan.buckets.empty() && !coll.empty())
+    s += strf(" (%zu DDP buckets, %s)", plan.buckets.size(),
+              cfg.overlap ? "each once the dW GEMMs of its parameters are done, on a second stream"
+                          : "after the last GEMM");
+  if (p.parallelism == Parallelism::kTensorParallel && !coll.empty())
+    s += " (after attention out and after MLP down, on the compute stream: the critical path)";
+  if (optimizer) s += "; then the optimizer (fused Adam over fp32 parameters)";
+  if (coll.empty())
+    s += plan.ranks == 1 ? "; 1 GPU: no collective (comm 0)" : "; nothing to reduce";
+  return s;
 }
 
 // After a failure: abort every communicator (NCCL kernels see the flag and return), give the
@@ -1068,7 +1185,7 @@ void fill_trace(const std::vector<std::pair<double, double>>& spans, double item
 ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
   const auto t_call = Clock::now();
   ScaleResult res;
-  const ScalePreset& p = cfg.preset;
+  ScalePreset p = cfg.preset;
   res.run.workload = p.workload;
   res.run.preset = p.name;
   const int n = static_cast<int>(cfg.devices.size());
@@ -1083,10 +1200,8 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
   if (!train && p.workload != "infer")
     return fail("unknown workload '" + p.workload + "' (train or infer)");
   if (n < 1) return fail("no GPU given");
-  if (!(p.flops > 0)) return fail("the preset has no FLOPs per step");
   if (cfg.duration_s > 0 && !train) return fail("sustained mode runs train presets only");
   if (cfg.duration_s <= 0 && cfg.steps < 1) return fail("at least one timed step is needed");
-  if (cfg.grad_accumulation < 1) return fail("grad_accumulation must be at least 1");
   if (cfg.collective_timeout.count() <= 0) return fail("the collective timeout must be positive");
   int count = 0;
   if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
@@ -1101,58 +1216,26 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
         return fail(strf("GPU %d is listed twice", d));
   }
 
-  // ---- plans
-  TrainPlan tp;
-  InferPlan ip;
-  std::size_t data_floats = 0;
-  std::vector<GemmOp> all_ops;  // every GEMM one rank runs (for buffers and plans)
-  double target_flops = 0;      // what the preset asks per step (train) or request (infer), per GPU
-  if (train) {
-    tp.accumulation = cfg.grad_accumulation;
-    tp.overlap = cfg.overlap;
-    tp.grad_floats = p.grad_bytes / sizeof(float);
-    tp.comm = n >= 2 && tp.grad_floats > 0;
-    if (tp.grad_floats > 0) {
-      tp.bucket_floats =
-          p.bucket_bytes >= sizeof(float) ? p.bucket_bytes / sizeof(float) : tp.grad_floats;
-      tp.bucket_floats = std::min(tp.bucket_floats, tp.grad_floats);
-      const std::size_t b = (tp.grad_floats + tp.bucket_floats - 1) / tp.bucket_floats;
-      if (b > static_cast<std::size_t>(kMaxBuckets))
-        return fail(
-            strf("%zu gradient buckets (%.1f MiB of gradients in %.3g MiB buckets): at "
-                 "most %d; use larger buckets",
-                 b, static_cast<double>(p.grad_bytes) / kMiB,
-                 static_cast<double>(p.bucket_bytes) / kMiB, kMaxBuckets));
-      tp.buckets = static_cast<int>(b);
-    }
-    tp.ops = p.hidden > 0 && !cfg.flops_override ? layer_train_step(p.tokens, p.hidden, p.ffn)
-                                                 : square_ops(p.flops);
-    tp.chunks = split_chunks(tp.ops, tp.buckets);
-    double phase = 0;
-    for (const auto& o : tp.ops) phase += o.flops();
-    tp.flops_per_step = phase * tp.accumulation;
-    target_flops = p.flops * tp.accumulation;
-    data_floats = tp.grad_floats;
-    all_ops = tp.ops;
-  } else {
-    ip.layers = std::max(p.layers, 1);
-    ip.tokens = p.tokens_per_request;
-    if (ip.tokens < 1) return fail("the preset has no tokens per request");
-    if (ip.events() > kMaxInferEvents)
-      return fail(strf("%d tokens × %d layers per request: too many phases to time (at most %zu)",
-                       ip.tokens, ip.layers, (kMaxInferEvents - 1) / 2));
-    ip.act_floats = p.activation_bytes / sizeof(float);
-    ip.comm = n >= 2 && ip.act_floats > 0;
-    ip.layer.ops = p.hidden > 0 && !cfg.flops_override
-                       ? layer_forward(p.tokens, p.hidden, p.ffn, n)
-                       : square_ops(p.flops / (static_cast<double>(ip.layers) * n));
-    ip.flops_per_request = ip.layer.flops() * static_cast<double>(ip.phases());
-    target_flops = p.flops / n * ip.tokens;
-    data_floats = ip.comm ? ip.act_floats : 0;
-    all_ops = ip.layer.ops;
+  // ---- the schedule (plain data, step_schedule.cc)
+  if (cfg.flops_override) p.hidden = p.ffn = 0;  // --flops: square GEMMs of that many FLOPs
+  StepOptions so;
+  so.ranks = cfg.force_collectives ? std::max(n, 2) : n;
+  so.accumulation = cfg.grad_accumulation;
+  so.overlap = cfg.overlap;
+  StepSchedule plan;
+  try {
+    plan = build_schedule(p, so);
+  } catch (const std::invalid_argument& e) {
+    return fail(e.what());
   }
-  const double actual_flops = train ? tp.flops_per_step : ip.flops_per_request;
-  const bool need_nccl = train ? tp.comm : ip.comm;
+  plan.ranks = n;  // force_collectives: one rank, collectives kept
+  const bool need_nccl = !plan.collectives().empty();
+  const double actual_flops = plan.flops();
+  const double target_flops =
+      train ? p.flops * cfg.grad_accumulation : p.flops / n * p.tokens_per_request;
+  const auto deadline = std::chrono::milliseconds(static_cast<long long>(
+      1000 *
+      collective_deadline_s(plan, static_cast<double>(cfg.collective_timeout.count()) / 1000)));
 
   gpu::KeepCurrentDevice keep;
 
@@ -1172,13 +1255,9 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
         blas_why);
   res.compute_backend = blas ? "cublaslt-bf16" : "wmma-bf16-fallback";
 
-  // ---- memory: GEMM A, B, C, the workspace and the gradients/activations against 80 % of
-  // free memory
-  std::size_t ea = 0, eb = 0, ec = 0;
-  buffer_elems(all_ops, !blas, &ea, &eb, &ec);
-  const double need = 2.0 * static_cast<double>(ea + eb) + (blas ? 2.0 : 4.0) * ec +
-                      (blas ? static_cast<double>(kWorkspaceBytes) : 0.0) +
-                      static_cast<double>(data_floats) * sizeof(float);
+  // ---- memory: every buffer of the schedule and the workspace against 80 % of free memory
+  double need = blas ? static_cast<double>(kWorkspaceBytes) : 0.0;
+  for (std::size_t b : buffer_bytes(plan, !blas)) need += static_cast<double>(b);
   for (int d : cfg.devices) {
     std::size_t free_b = 0, total_b = 0;
     cudaError_t e = cudaSetDevice(d);
@@ -1204,11 +1283,12 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
   // Declaration order is teardown order, reversed: communicators go (abort or close) before
   // the ranks' streams and buffers.
   // Train, not sustained: then up to 10 compute-only steps, and as many comm-only ones when
-  // there is something to reduce.
+  // there is something to reduce; with collectives, one check step at the end.
   const int alone = train && cfg.duration_s <= 0 ? std::clamp(cfg.steps, 1, 10) : 0;
-  Shared sh(cfg, n,
+  Shared sh(cfg, plan, n,
             Schedule(std::max(cfg.warmup_steps, 0), cfg.steps, cfg.duration_s, alone,
-                     need_nccl ? alone : 0));
+                     need_nccl ? alone : 0, need_nccl ? 1 : 0),
+            deadline);
   sh.blas = blas;
   std::vector<std::unique_ptr<RankState>> ranks;
   for (int r = 0; r < n; ++r) {
@@ -1219,7 +1299,7 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
   }
   std::optional<gpu::Communicators> comms;
   if (need_nccl) {
-    comms.emplace(*lib, cfg.devices, cfg.collective_timeout);
+    comms.emplace(*lib, cfg.devices, deadline);
     if (GpuStatus e = comms->init(); !e.ok()) {
       comms->abort();
       return fail(comms->describe(e, "communicator init"));
@@ -1231,31 +1311,35 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
              comms->nonblocking() ? "nonblocking"
                                   : "blocking (NCCL < 2.14: init and enqueue unbounded)"));
   }
+  if (deadline > cfg.collective_timeout)
+    res.notes.push_back(
+        strf("deadline %s without progress: ten times what the largest collective "
+             "needs at %g GB/s",
+             seconds_text(deadline).c_str(), hw::kSlowestBusGbps));
 
   // ---- one thread per GPU
   std::vector<std::thread> threads;
   try {
     for (auto& up : ranks) {
       RankState* rs = up.get();
-      threads.emplace_back([&sh, rs, &tp, &ip, train] {
-        guarded(sh, *rs, [&] {
-          if (train)
-            train_rank(sh, *rs, tp);
-          else
-            infer_rank(sh, *rs, ip);
-        });
-      });
+      threads.emplace_back([&sh, rs] { guarded(sh, *rs, [&] { rank_body(sh, *rs); }); });
     }
   } catch (const std::exception& e) {
     sh.fail(std::string("cannot start a thread per GPU: ") + e.what());
   }
   for (auto& t : threads) t.join();
 
+  // Checks first: wrong data is reported whatever else happened.
+  std::size_t gemms_checked = 0, collectives_checked = 0;
+  for (const auto& rs : ranks) {
+    for (const auto& w : rs->wrong) res.wrong_data.push_back({rs->device, w});
+    gemms_checked = std::max(gemms_checked, rs->gemms_checked);
+    collectives_checked = std::max(collectives_checked, rs->collectives_checked);
+  }
   bool failed = sh.stop.load();
   for (const auto& rs : ranks) failed = failed || rs->stall.has_value();
   if (failed) {
-    res.error =
-        !sh.first_error.empty() ? sh.first_error : stall_text(ranks, cfg.collective_timeout);
+    res.error = !sh.first_error.empty() ? sh.first_error : stall_text(ranks, deadline);
     if (std::string note = drain_after_failure(comms ? &*comms : nullptr, ranks); !note.empty())
       res.notes.push_back(note);
     return res;
@@ -1264,65 +1348,76 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
     if (GpuStatus e = comms->close(); !e.ok())
       res.notes.push_back("communicator teardown: " + comms->describe(e, "ncclCommFinalize") +
                           " (aborted)");
+  res.notes.push_back(
+      strf("checked: %zu distinct GEMM%s (%d sampled outputs each against an fp32 reference on the "
+           "device)%s",
+           gemms_checked, gemms_checked == 1 ? "" : "s", kGemmSamples,
+           need_nccl ? strf(", %zu distinct collective%s (every element against the exact result)",
+                            collectives_checked, collectives_checked == 1 ? "" : "s")
+                           .c_str()
+                     : ""));
 
   // ---- aggregation (every rank ran the same steps; min guards against a mismatch)
   std::size_t steps = ranks.front()->records.size();
   for (const auto& rs : ranks) steps = std::min(steps, rs->records.size());
   if (steps == 0) return fail("no step was timed");
-  std::vector<double> compute(steps), comm(steps), service(steps), exposed(steps), span(steps);
-  double compute_total = 0;
+  std::vector<double> compute(steps), comm(steps), exposed(steps), span(steps);
+  double gemm_total = 0;
   for (std::size_t s = 0; s < steps; ++s) {
     double latency = 0;
     for (const auto& rs : ranks) {
       const StepRecord& r = rs->records[s];
       latency = std::max(latency, ms_between(r.arrival, r.end));
-      service[s] = std::max(service[s], ms_between(r.start, r.end));
       compute[s] += r.compute_ms / n;
       comm[s] += r.comm_ms / n;
       exposed[s] += r.exposed_ms / n;
       span[s] += r.span_ms / n;
-      compute_total += r.compute_ms;
+      gemm_total += r.gemm_ms;
     }
     res.step_ms.push_back(latency);
   }
   res.mean_ms = mean(res.step_ms);
   res.compute_ms = mean(compute);
   res.comm_ms = need_nccl ? mean(comm) : 0.0;
-  if (need_nccl && train) {
-    // Exposed communication from the two timelines: collective time with no GEMM under it
-    // (the all-reduce not hidden, and waiting for the slowest rank), over the GPU's step span.
-    res.exposed_comm_ms = mean(exposed);
-    const double span_ms = mean(span);
-    res.run.comm_share = span_ms > 0 ? std::clamp(*res.exposed_comm_ms / span_ms, 0.0, 1.0) : 0.0;
-  } else {
-    // Infer: the all-reduce is on the compute stream, so all of it is exposed: the part of
-    // the request's service time the GPU was not computing. Zero where nothing is reduced.
-    const double service_ms = mean(service);
-    res.run.comm_share = need_nccl ? exposed_comm_share(*res.compute_ms, service_ms) : 0.0;
-    if (!train) res.exposed_comm_ms = need_nccl ? *res.comm_ms : 0.0;
-  }
-  if (train && !need_nccl) res.exposed_comm_ms = 0.0;
-  // The isolated phases: wall time of the slowest GPU, as for a step.
-  auto alone_ms = [&](std::vector<StepRecord> RankState::*phase) -> std::optional<double> {
+  res.exposed_comm_ms = need_nccl ? mean(exposed) : 0.0;
+  // The isolated phases: wall time of the slowest GPU, as for a step; and the compute time
+  // of the compute-only steps, against which the step's compute shows the slowdown the
+  // collectives beside it caused.
+  auto alone_ms = [&](std::vector<StepRecord> RankState::*phase,
+                      double StepRecord::*field) -> std::optional<double> {
     std::size_t k = (ranks.front().get()->*phase).size();
     for (const auto& rs : ranks) k = std::min(k, (rs.get()->*phase).size());
     if (k == 0) return std::nullopt;
-    std::vector<double> wall(k);
+    std::vector<double> v(k);
     for (std::size_t i = 0; i < k; ++i)
-      for (const auto& rs : ranks)
-        wall[i] =
-            std::max(wall[i], ms_between((rs.get()->*phase)[i].start, (rs.get()->*phase)[i].end));
-    return mean(wall);
+      for (const auto& rs : ranks) {
+        const StepRecord& r = (rs.get()->*phase)[i];
+        v[i] = field ? v[i] + r.*field / n : std::max(v[i], ms_between(r.start, r.end));
+      }
+    return mean(v);
   };
-  res.compute_alone_ms = alone_ms(&RankState::compute_alone);
-  res.comm_alone_ms = alone_ms(&RankState::comm_alone);
+  res.compute_alone_ms = alone_ms(&RankState::compute_alone, nullptr);
+  res.comm_alone_ms = alone_ms(&RankState::comm_alone, nullptr);
   if (train && !need_nccl && res.compute_alone_ms) res.comm_alone_ms = 0.0;
-  if (compute_total > 0)
-    res.achieved_tflops = tflops(actual_flops * static_cast<double>(steps) * n, compute_total);
+  double slowdown = 0;
+  if (need_nccl)
+    if (const auto gemm_alone = alone_ms(&RankState::compute_alone, &StepRecord::compute_ms)) {
+      slowdown = std::max(0.0, *res.compute_ms - *gemm_alone);
+      res.overlap_slowdown_ms = slowdown;
+    }
+  // comm share: the collectives with no compute under them, plus the compute they slowed,
+  // over the GPU's step span (mean over GPUs). On one stream (tensor parallel) all of it.
+  const double span_ms = mean(span);
+  res.run.comm_share = need_nccl && span_ms > 0
+                           ? std::clamp((*res.exposed_comm_ms + slowdown) / span_ms, 0.0, 1.0)
+                           : 0.0;
+  if (gemm_total > 0)
+    res.achieved_tflops = tflops(actual_flops * static_cast<double>(steps) * n, gemm_total);
 
+  const auto colls = plan.collectives();
   if (train) {
     // Items: one batch per GPU per compute phase, so a step is N × grad_accumulation items.
-    const double items = static_cast<double>(n) * tp.accumulation;
+    const double items = static_cast<double>(n) * cfg.grad_accumulation;
     if (*res.mean_ms > 0) res.run.throughput = items / (*res.mean_ms / 1000.0);
     if (cfg.duration_s > 0 && trace) {
       std::vector<std::pair<double, double>> spans;
@@ -1342,21 +1437,10 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
       res.notes.push_back(strf("sustained: %zu steps in %.1f s, throughput per %g s window", steps,
                                spans.back().second - spans.front().first, cfg.sample_interval_s));
     }
-    res.notes.push_back(strf(
-        "train: per GPU per step %d compute phase%s, each %s (forward, then backward dX and "
-        "dW per projection), split at %d gradient bucket%s; %s",
-        tp.accumulation, tp.accumulation == 1 ? "" : "s", plan_text(tp.ops).c_str(), tp.buckets,
-        tp.buckets == 1 ? "" : "s",
-        tp.comm ? strf("%d bucket%s of %.1f MiB float32 gradients all-reduced in place on a "
-                       "second stream, %s",
-                       tp.buckets, tp.buckets == 1 ? "" : "s",
-                       static_cast<double>(tp.bucket_floats * sizeof(float)) / kMiB,
-                       tp.overlap ? "bucket k overlapping chunk k+1" : "after the last chunk")
-                      .c_str()
-                : (n == 1 ? "1 GPU: nothing to all-reduce (comm 0)" : "no gradients to reduce")));
     res.notes.push_back(
-        "throughput = GPUs × grad_accumulation / mean step time (one batch per GPU per compute "
-        "phase); step = slowest GPU's wall time from a common start to both streams idle");
+        "throughput = GPUs × grad_accumulation / mean step time (one batch per "
+        "GPU per compute phase); step = slowest GPU's wall time from a common "
+        "start to both streams idle");
   } else {
     Clock::time_point first = ranks.front()->records.front().arrival;
     Clock::time_point last = ranks.front()->records[steps - 1].end;
@@ -1368,13 +1452,6 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
     if (total_s > 0) res.run.throughput = static_cast<double>(steps) / total_s;
     if (cfg.request_rate_hz > 0) res.run.offered_rate_hz = cfg.request_rate_hz;
     res.notes.push_back(
-        strf("infer: %d tokens × %d layers per request; per layer and GPU %s, then %s", ip.tokens,
-             ip.layers, plan_text(ip.layer.ops).c_str(),
-             ip.comm ? strf("an all-reduce of %zu B on the same stream (critical path)",
-                            ip.act_floats * sizeof(float))
-                           .c_str()
-                     : (n == 1 ? "no all-reduce (1 GPU)" : "no all-reduce (no activations)")));
-    res.notes.push_back(
         cfg.request_rate_hz > 0
             ? strf("requests arrive every %.3g ms; latency = arrival to last token on every "
                    "GPU (queueing included); throughput = requests / (first arrival to last "
@@ -1383,15 +1460,13 @@ ScaleResult run_config_impl(const EngineConfig& cfg, SustainedTrace* trace) {
             : std::string("requests back to back; latency = start to last token on every GPU; "
                           "throughput = requests / (first start to last completion)"));
   }
+  res.notes.push_back(schedule_text(plan, p, cfg));
   res.notes.push_back(
-      train ? std::string("comm share = exposed communication / step: the all-reduce time with "
-                          "no GEMM under it, from events on both streams, over the GPU's step "
-                          "span (mean over GPUs); compute alone / comm alone = the same step "
-                          "with only its GEMMs / only its all-reduces (slowest GPU's wall "
-                          "time); compute TFLOP/s = GEMM FLOPs / compute time, per GPU")
-            : std::string("comm share = 1 − compute / request service time (the all-reduce "
-                          "is on the compute stream: all of it is exposed); compute TFLOP/s = "
-                          "GEMM FLOPs / compute time, per GPU"));
+      "comm share = (communication with no compute under it + compute slowed by the "
+      "collectives beside it) / the GPU's step span, from events around every task on both "
+      "streams (mean over GPUs); compute alone / comm alone = the same step with only its "
+      "compute / only its collectives (slowest GPU's wall time); TFLOP/s = GEMM FLOPs / GEMM "
+      "time, per GPU");
   if (std::abs(actual_flops - target_flops) > 0.01 * target_flops)
     res.notes.push_back(
         strf("GEMM work per %s is %.4g GFLOP per GPU, the preset asks %.4g "
@@ -1420,47 +1495,58 @@ std::optional<double> measure_peak_tflops(int device, const std::string& cublas_
       return fail(strf("GPU %d does not exist (%d CUDA devices)", device, count));
     gpu::KeepCurrentDevice keep;
     std::string why;
-    Compute cp;
-    cp.blas = gpu::cublaslt_library(cublas_library, &why);
+    Kit kit;
+    kit.blas = gpu::cublaslt_library(cublas_library, &why);
     // The dense bf16 GEMM peak as a framework sees it: one 8192³ GEMM through cuBLASLt (the
-    // size PyTorch benchmarks quote), or 4096³ through the fallback kernel.
-    const int e = cp.blas ? 8192 : 4096;
-    const GemmOp op{e, e, e, false, false, "peak"};
-    if (backend) *backend = cp.blas ? "cuBLASLt bf16 8192³" : "WMMA bf16 4096³ (no cuBLASLt)";
+    // size PyTorch benchmarks quote), on random data, or 4096³ through the fallback kernel.
+    const int e = kit.blas ? 8192 : 4096;
+    Task op;
+    op.gemm = {e, e, e, false, false};
+    op.a = 0, op.b = 1, op.c = 2;
+    op.what = "peak";
+    if (backend) *backend = kit.blas ? "cuBLASLt bf16 8192³" : "WMMA bf16 4096³ (no cuBLASLt)";
     gpu::Stream stream;
     gpu::EventSet ev;
     GpuStatus s = cuda_status("cudaSetDevice", cudaSetDevice(device));
     if (s.ok()) s = gpu::with_context("cudaStreamCreateWithFlags", stream.create(device));
     if (s.ok()) s = gpu::with_context("cudaEventCreate", ev.create(device, 2));
     const std::size_t elems = static_cast<std::size_t>(e) * e;
-    if (s.ok()) s = allocate_bytes(cp.a, device, elems * 2, "peak A");
-    if (s.ok()) s = allocate_bytes(cp.b, device, elems * 2, "peak B");
-    if (s.ok()) s = allocate_bytes(cp.c, device, elems * 4, "peak C");
-    if (s.ok() && cp.blas) {
-      s = allocate_bytes(cp.workspace, device, kWorkspaceBytes, "cuBLASLt workspace");
+    const BufferSpec specs[3] = {{elems, DType::kBf16, 1.0f, "peak A"},
+                                 {elems, DType::kBf16, 0.02f, "peak B"},
+                                 {elems, DType::kFp32, 0.0f, "peak C"}};
+    kit.buffers.resize(3);
+    for (int i = 0; s.ok() && i < 3; ++i)
+      s = allocate_bytes(kit.buffers[static_cast<std::size_t>(i)], device, specs[i].bytes(),
+                         specs[i].role.c_str());
+    if (s.ok() && kit.blas) {
+      s = allocate_bytes(kit.workspace, device, kWorkspaceBytes, "cuBLASLt workspace");
       if (s.ok()) {
-        auto g = gpu::BlasGemm::create(*cp.blas, e, e, e, false, false, cp.workspace.get<void>(),
+        auto g = gpu::BlasGemm::create(*kit.blas, e, e, e, false, false, kit.workspace.get<void>(),
                                        kWorkspaceBytes, &why);
         if (!g) return fail(strf("GPU %d: %s", device, why.c_str()));
-        cp.shapes.push_back(op);
-        cp.gemms.push_back(std::move(g));
+        kit.shapes.push_back(op.gemm);
+        kit.plans.push_back(std::move(g));
       }
     }
+    int sms = 1;
+    if (s.ok())
+      s = cuda_status("cudaDeviceGetAttribute",
+                      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    for (int i = 0; s.ok() && i < 3; ++i)
+      s = fill_buffer(specs[i], kit.buffers[static_cast<std::size_t>(i)], mix64(0x9EA4 + i), sms,
+                      stream.get());
     if (!s.ok()) return fail(strf("GPU %d: %s", device, s.text.c_str()));
-    (void)cudaGetLastError();
-    fill_pattern_kernel<<<1024, 256, 0, stream.get()>>>(cp.a.get<__nv_bfloat16>(), e, e, 0);
-    fill_pattern_kernel<<<1024, 256, 0, stream.get()>>>(cp.b.get<__nv_bfloat16>(), e, e, 1);
     // `reps` GEMMs between two events, polled (60 s: far above any real run).
     auto timed = [&](int reps, double* ms) -> GpuStatus {
       GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(ev[0], stream.get())));
-      for (int i = 0; i < reps; ++i) GPUVET_CUDA_TRY(run_op(op, cp, stream.get()));
+      for (int i = 0; i < reps; ++i) GPUVET_CUDA_TRY(run_gemm(op, kit, stream.get()));
       GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(ev[1], stream.get())));
       GPUVET_CUDA_TRY(poll_event(ev[1], Clock::now() + std::chrono::seconds(60)));
       return elapsed_ms(ev[0], ev[1], ms);
     };
     auto failed = [&](const GpuStatus& st) {
       if (st.is_timeout()) {
-        cp.leak();
+        kit.leak();
         return fail(strf("GPU %d: the peak GEMMs did not finish within 60 s", device));
       }
       return fail(strf("GPU %d: %s", device, st.text.c_str()));
@@ -1473,7 +1559,7 @@ std::optional<double> measure_peak_tflops(int device, const std::string& cublas_
     double best = 0;
     for (int i = 0; i < 3; ++i) {
       if (GpuStatus st = timed(reps, &ms); !st.ok()) return failed(st);
-      if (ms > 0) best = std::max(best, tflops(op.flops() * reps, ms));
+      if (ms > 0) best = std::max(best, tflops(op.gemm.flops() * reps, ms));
     }
     if (!(best > 0)) return fail(strf("GPU %d: no time measured", device));
     return best;

@@ -13,6 +13,9 @@ namespace gpuvet::scale {
 std::optional<double> measure_peak_tflops(int device, const std::string& cublas_library,
                                           std::string* backend, std::string* error);
 
+// Test hook: make one checked result wrong on purpose, so the checks are seen to catch it.
+enum class Plant { kNone, kGemm, kCollective };
+
 struct EngineConfig {
   ScalePreset preset;        // with overrides applied
   std::vector<int> devices;  // CUDA ordinals, size N
@@ -27,10 +30,14 @@ struct EngineConfig {
   std::chrono::milliseconds collective_timeout{20000};
   double duration_s = 0;  // sustained: run steps until this many seconds have passed
   double sample_interval_s = 1.0;
+  Plant plant = Plant::kNone;
+  // Tests: schedule and check the collectives even on one GPU (a one-rank communicator).
+  bool force_collectives = false;
 };
 
 // Runs one configuration: fills step_ms, mean/compute/comm ms, achieved TFLOP/s, run
-// (workload, preset, gpus, throughput, comm_share) or error. For sustained runs also fills
+// (workload, preset, gpus, throughput, comm_share), the checks that failed (wrong_data) or
+// error. For sustained runs also fills
 // `trace->throughput` per interval (the caller samples NVML in parallel).
 ScaleResult run_config(const EngineConfig& config, SustainedTrace* trace);
 

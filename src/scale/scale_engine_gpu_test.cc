@@ -14,6 +14,7 @@
 #include <string>
 
 #include "gpu/nccl_lib.h"
+#include "scale/step_schedule.h"
 
 namespace gpuvet::scale {
 namespace {
@@ -136,9 +137,11 @@ TEST_F(ScaleEngineGpu, ALlm7bLayerStepComputesAtTheRateOfOneGemmTimedAlone) {
               *r.achieved_tflops, *r.compute_ms, *r.mean_ms, peak);
   EXPECT_GT(*r.achieved_tflops, 0.6 * peak);
   EXPECT_LT(*r.achieved_tflops, 1.1 * peak);
-  // 6 × 202.4 M parameters × 2048 tokens.
-  EXPECT_NEAR(*r.achieved_tflops * *r.compute_ms * 1e9, 6 * 202.375168e6 * 2048,
-              0.01 * 6 * 202.375168e6 * 2048);
+  // 6 × 202.4 M parameters × 2048 tokens at the GEMM rate take less than the step's compute,
+  // which adds the optimizer (Adam streams 7 × 4 B per parameter: well under the GEMMs' time).
+  const double flops = 6 * 202.375168e6 * 2048;
+  EXPECT_GE(*r.achieved_tflops * *r.compute_ms * 1e9, 0.99 * flops);
+  EXPECT_LE(*r.achieved_tflops * *r.compute_ms * 1e9, 1.9 * flops);
 }
 
 // The compute-only phase repeats the step's GEMMs without collectives: on one GPU (nothing to
@@ -284,6 +287,33 @@ TEST_F(ScaleEngineGpu, TrainOnTwoGpusCommunicates) {
   EXPECT_LT(share[false], 1.0);
 }
 
+// On two GPUs the measured step follows its own schedule: played at the measured GEMM rate
+// and the bus bandwidth the comm-only steps reached, the simulation's exposed communication is
+// what the events measured (within the SM contention the simulation leaves out). A bucket
+// released before its gradients would hide far more and fail this.
+TEST_F(ScaleEngineGpu, TrainOnTwoGpusMatchesItsSchedulesSimulation) {
+  if (gpus_ < 2) GTEST_SKIP() << "needs 2 GPUs";
+  std::string why;
+  if (!gpu::nccl_library("", &why)) GTEST_SKIP() << "NCCL unavailable: " << why;
+  const ScalePreset& p = *find_scale_preset("llm-7b-layer");
+  const ScaleResult r = run_config(config(p, 2), nullptr);
+  print(r);
+  ASSERT_FALSE(r.error) << *r.error;
+  ASSERT_TRUE(r.compute_alone_ms && r.comm_alone_ms && r.exposed_comm_ms && r.achieved_tflops);
+  StepOptions o;
+  o.ranks = 2;
+  const StepSchedule plan = build_schedule(p, o);
+  SimSpeeds sp;
+  sp.tflops = *r.achieved_tflops;
+  // Comm alone is the buckets back to back: 2·(N−1)/N · bytes / busbw.
+  sp.busbw_gbps = static_cast<double>(p.grad_bytes) / (*r.comm_alone_ms * 1e-3) / 1e9;
+  const SimResult sim = simulate(plan, sp);
+  std::printf("2 GPUs: exposed %.3f ms measured, %.3f simulated; step %.3f / %.3f\n",
+              *r.exposed_comm_ms, sim.exposed_ms, *r.mean_ms, sim.step_ms);
+  EXPECT_GT(*r.exposed_comm_ms, 0.6 * sim.exposed_ms);
+  EXPECT_LT(*r.exposed_comm_ms, 1.6 * sim.exposed_ms + 0.2);
+}
+
 TEST_F(ScaleEngineGpu, InferOnTwoGpusCommunicates) {
   if (gpus_ < 2) GTEST_SKIP() << "needs 2 GPUs";
   std::string why;
@@ -296,6 +326,71 @@ TEST_F(ScaleEngineGpu, InferOnTwoGpusCommunicates) {
   ASSERT_EQ(r.step_ms.size(), 4u);
   ASSERT_TRUE(r.comm_ms);
   EXPECT_GT(*r.comm_ms, 0);
+}
+
+// The checks run on every configuration and pass on a healthy GPU: every distinct GEMM of the
+// step sampled against the fp32 reference, nothing reported wrong.
+TEST_F(ScaleEngineGpu, EveryGemmIsCheckedAndAHealthyRunHasNoWrongData) {
+  const ScaleResult r = run_config(config(*find_scale_preset("llm-7b-layer"), 1), nullptr);
+  print(r);
+  ASSERT_FALSE(r.error) << *r.error;
+  EXPECT_TRUE(r.wrong_data.empty()) << r.wrong_data.front().what;
+  bool said = false;
+  for (const auto& n : r.notes) said = said || n.find("checked: 12 distinct GEMMs") == 0;
+  EXPECT_TRUE(said) << "the note naming the 12 checked GEMMs";
+}
+
+// A planted wrong GEMM output is caught and named; the run's figures still come back.
+TEST_F(ScaleEngineGpu, APlantedWrongGemmResultIsCaught) {
+  EngineConfig c = config(*find_scale_preset("llm-1b-layer"), 1);
+  c.plant = Plant::kGemm;
+  c.steps = 3;
+  const ScaleResult r = run_config(c, nullptr);
+  print(r);
+  ASSERT_FALSE(r.error) << *r.error;
+  ASSERT_EQ(r.wrong_data.size(), 1u);
+  EXPECT_EQ(r.wrong_data[0].gpu, 0);
+  EXPECT_NE(r.wrong_data[0].what.find("layer 0 QKV forward GEMM"), std::string::npos)
+      << r.wrong_data[0].what;
+}
+
+// Every kind of collective, each checked element by element, on a one-rank communicator
+// (the hook that lets one GPU run them); a planted wrong element is caught.
+TEST_F(ScaleEngineGpu, CollectivesAreCheckedAndAPlantedWrongSumIsCaught) {
+  std::string why;
+  if (!gpu::nccl_library("", &why)) GTEST_SKIP() << "NCCL unavailable: " << why;
+  for (const char* name : {"llm-1b-layer", "llm-7b-fsdp", "decoder-7b"}) {
+    EngineConfig c = config(*find_scale_preset(name), 1);
+    c.force_collectives = true;
+    c.steps = 2;
+    c.warmup_steps = 1;
+    const ScaleResult ok = run_config(c, nullptr);
+    print(ok);
+    ASSERT_FALSE(ok.error) << name << ": " << *ok.error;
+    EXPECT_TRUE(ok.wrong_data.empty()) << name << ": " << ok.wrong_data.front().what;
+    ASSERT_TRUE(ok.comm_ms) << name;
+    EXPECT_GT(*ok.comm_ms, 0) << name;
+    c.plant = Plant::kCollective;
+    const ScaleResult bad = run_config(c, nullptr);
+    ASSERT_FALSE(bad.error) << name << ": " << *bad.error;
+    ASSERT_EQ(bad.wrong_data.size(), 1u) << name;
+    EXPECT_NE(bad.wrong_data[0].what.find("1 of "), std::string::npos) << bad.wrong_data[0].what;
+  }
+}
+
+// The presets of the other parallelisms run on one GPU: FSDP's layers and TP's prefill.
+TEST_F(ScaleEngineGpu, FsdpAndPrefillPresetsRun) {
+  for (const char* name : {"llm-7b-fsdp", "prefill-7b"}) {
+    EngineConfig c = config(*find_scale_preset(name), 1);
+    c.steps = 3;
+    c.warmup_steps = 1;
+    const ScaleResult r = run_config(c, nullptr);
+    print(r);
+    ASSERT_FALSE(r.error) << name << ": " << *r.error;
+    ASSERT_TRUE(r.achieved_tflops) << name;
+    EXPECT_GT(*r.achieved_tflops, 0.3 * peak_tflops()) << name;
+    EXPECT_TRUE(r.wrong_data.empty()) << name;
+  }
 }
 
 TEST_F(ScaleEngineGpu, TooShortADeadlineEndsInANamedTimeout) {

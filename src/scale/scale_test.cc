@@ -175,6 +175,8 @@ TEST(Scale, RenderSaysWhatCommunicationAloneWouldTake) {
   r.results[1].compute_alone_ms = 10.3;
   r.results[1].comm_alone_ms = 6.25;
   r.results[1].exposed_comm_ms = 4.4;
+  r.results[1].overlap_slowdown_ms = 0.35;
+  r.results[1].wrong_data.push_back({3, "bucket 2 all-reduce (…): 1 of 6553600 values wrong"});
   summarise_scale(r);
   const std::string text = render_scale_text(r);
   EXPECT_NE(text.find("p on 1 GPU: compute alone 10.40 ms of the 10.02 ms step"), std::string::npos)
@@ -183,13 +185,19 @@ TEST(Scale, RenderSaysWhatCommunicationAloneWouldTake) {
   EXPECT_NE(text.find("p on 8 GPUs: communication alone would take 6.25 ms of the 14.22 ms"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("(compute alone 10.30 ms; 4.40 ms of it exposed)"), std::string::npos)
+  EXPECT_NE(text.find("(compute alone 10.30 ms; 4.40 ms of it exposed; compute slowed by overlap "
+                      "0.35 ms)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("WRONG DATA p on 8 GPUs (GPU3): bucket 2 all-reduce"), std::string::npos)
       << text;
   const auto j = nlohmann::json::parse(scale_to_json(r));
   EXPECT_EQ(j["results"][1]["comm_alone_ms"].get<double>(), 6.25);
   EXPECT_EQ(j["results"][1]["compute_alone_ms"].get<double>(), 10.3);
   EXPECT_EQ(j["results"][1]["exposed_comm_ms"].get<double>(), 4.4);
   EXPECT_TRUE(j["results"][0]["exposed_comm_ms"].is_null());
+  EXPECT_EQ(j["results"][1]["overlap_slowdown_ms"].get<double>(), 0.35);
+  EXPECT_EQ(j["results"][1]["wrong_data"][0]["gpu"], 3);
 }
 
 // At a fixed offered load every GPU count serves the same requests per second: efficiency
@@ -211,6 +219,26 @@ TEST(ScaleVerdict, AtAFixedRateEfficiencyComparesLatencyNotThroughput) {
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->evidence.find("offered"), std::string::npos) << f->evidence;
   EXPECT_NEAR(*r.results[1].efficiency, 8.0 / (2 * 7.9), 1e-9);
+}
+
+// A check that failed in a run is data-corruption, critical, on the GPU it names; the run's
+// figures are still judged beside it.
+TEST(ScaleVerdict, AFailedCheckIsDataCorruption) {
+  ScaleReport r;
+  r.ran = true;
+  r.results = {result("train", 1, 100, around(10, 11), 0.0)};
+  r.results[0].wrong_data.push_back(
+      {1, "the layer 0 QKV forward GEMM (2048×12288×4096) gave 1 of 64 sampled outputs wrong"});
+  summarise_scale(r);
+  const Facts f = scale_facts(r);
+  ASSERT_EQ(f.scale_runs.size(), 1u);
+  const Diagnosis d = diagnose(f);
+  const Finding* fd = find(d, "data-corruption");
+  ASSERT_NE(fd, nullptr);
+  EXPECT_EQ(fd->severity, Severity::kCritical);
+  EXPECT_NE(fd->evidence.find("QKV forward GEMM"), std::string::npos) << fd->evidence;
+  EXPECT_EQ(fd->subjects, std::vector<std::string>{"GPU1"});
+  EXPECT_TRUE(finding_measured_by("data-corruption", kByScale));
 }
 
 TEST(Scale, NothingRunsWithoutAGpuAndSaysWhy) {

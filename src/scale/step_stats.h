@@ -1,6 +1,7 @@
 // scale/step_stats.h — the arithmetic of a scaling run's figures, free of CUDA so it is tested
-// on any machine: the exposed communication share of a step and a TFLOP/s rate. The engine
-// (scale_engine.cu) measures the times and hands them to these functions.
+// on any machine: a TFLOP/s rate and the judgement of a checked GEMM output. The engine
+// (scale_engine.cu) measures and reads back, and hands the numbers to these functions; the
+// timelines' arithmetic is step_schedule.h's uncovered_ms.
 #pragma once
 
 #include <utility>
@@ -8,19 +9,15 @@
 
 namespace gpuvet::scale {
 
-// A step's exposed (non-overlapped) communication from its two GPU timelines, in ms from the
-// step's first compute event: the compute stream busy from 0 to `compute_end_ms` (its GEMMs
-// are queued back to back), the communication stream's collectives as [start, end) intervals.
-// Returns the time the collectives ran with no compute under them: the union of the intervals
-// outside [0, compute_end_ms). Intervals may come in any order and overlap.
-double exposed_comm_ms(double compute_end_ms, std::vector<std::pair<double, double>> comm);
-
-// The part of a step (or of a request's service time) the GPU was not computing:
-// 1 − compute / step, clamped to [0, 1]. Zero when the step time is not positive.
-double exposed_comm_share(double compute_ms, double step_ms);
-
 // `flops` floating-point operations in `ms` milliseconds, in TFLOP/s; zero when the time is
 // not positive.
 double tflops(double flops, double ms);
+
+// Whether a GEMM output sample is right: `got` (bf16 output, or float32 from the fallback
+// kernel when `exact_output`) against the fp32 reference `ref` of the same bf16 inputs, whose
+// products sum to `magnitude` in absolute value. bf16 output keeps 8 bits of mantissa (half
+// an ulp: 2⁻⁹ relative); a different summation order costs at most ≈2⁻¹⁴ of the magnitude
+// (fp32 accumulation, k ≤ 2¹⁶ terms, blocked sums). Anything beyond is a wrong result.
+bool gemm_sample_ok(double ref, double magnitude, double got, bool exact_output = false);
 
 }  // namespace gpuvet::scale

@@ -3,39 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace gpuvet::scale {
 namespace {
-
-TEST(StepStats, CommShareIsTheStepTheGpuWasNotComputing) {
-  // 83 ms of compute in an 88.3 ms step: 6 % of it is exposed communication.
-  EXPECT_NEAR(exposed_comm_share(83.0, 88.3), 0.0600226, 1e-6);
-  EXPECT_DOUBLE_EQ(exposed_comm_share(3.0, 4.0), 0.25);
-  EXPECT_DOUBLE_EQ(exposed_comm_share(10.0, 10.0), 0.0);
-}
-
-TEST(StepStats, CommShareStaysInsideZeroAndOne) {
-  // Compute measured a little longer than the step (events vs host clock): no communication.
-  EXPECT_DOUBLE_EQ(exposed_comm_share(10.5, 10.0), 0.0);
-  EXPECT_DOUBLE_EQ(exposed_comm_share(0.0, 10.0), 1.0);
-  EXPECT_DOUBLE_EQ(exposed_comm_share(-1.0, 10.0), 1.0);
-  EXPECT_DOUBLE_EQ(exposed_comm_share(5.0, 0.0), 0.0);
-}
-
-TEST(StepStats, ExposedCommIsTheCollectiveTimeAfterTheLastGemm) {
-  // Compute 0..10 ms; buckets 2..4 and 6..9 hide under it, 9..13 sticks out by 3 ms.
-  EXPECT_DOUBLE_EQ(exposed_comm_ms(10.0, {{2, 4}, {6, 9}, {9, 13}}), 3.0);
-  // No overlap (buckets after the compute): all of it is exposed.
-  EXPECT_DOUBLE_EQ(exposed_comm_ms(10.0, {{10, 12}, {12, 15.5}}), 5.5);
-  // A gap between buckets is not communication.
-  EXPECT_DOUBLE_EQ(exposed_comm_ms(10.0, {{11, 12}, {14, 15}}), 2.0);
-  // Overlapping and out-of-order intervals are counted once.
-  EXPECT_DOUBLE_EQ(exposed_comm_ms(10.0, {{12, 16}, {11, 14}}), 5.0);
-  // Everything hidden, or nothing to communicate.
-  EXPECT_DOUBLE_EQ(exposed_comm_ms(10.0, {{1, 5}, {5, 10}}), 0.0);
-  EXPECT_DOUBLE_EQ(exposed_comm_ms(10.0, {}), 0.0);
-  // No compute at all (a comm-only step): every collective is exposed.
-  EXPECT_DOUBLE_EQ(exposed_comm_ms(0.0, {{0, 4}, {4, 7}}), 7.0);
-}
 
 TEST(StepStats, TflopsFromFlopsAndMilliseconds) {
   // 2.47 TFLOP in 83 ms is 29.76 TFLOP/s; 1e12 FLOP in 1 s is 1.
@@ -45,4 +16,18 @@ TEST(StepStats, TflopsFromFlopsAndMilliseconds) {
 }
 
 }  // namespace
+TEST(StepStats, GemmSampleCheckAllowsBf16RoundingAndNothingMore) {
+  // A dot product of 4096 terms summing to 3.1416 with |a·b| summing to 52: the bf16 output
+  // 3.140625 is half an ulp off and right; 3.15625 (one ulp too far) plus order noise is not.
+  EXPECT_TRUE(gemm_sample_ok(3.1416, 52, 3.140625));
+  EXPECT_TRUE(gemm_sample_ok(3.1416, 52, 3.1416 + 52.0 / 8192));  // summation order
+  EXPECT_FALSE(gemm_sample_ok(3.1416, 52, 3.1416 + 0.04));
+  EXPECT_FALSE(gemm_sample_ok(3.1416, 52, -3.140625));  // a sign lost
+  EXPECT_FALSE(gemm_sample_ok(0.25, 40, 1e4));          // the planted value
+  EXPECT_FALSE(gemm_sample_ok(0.25, 40, std::nan("")));
+  // The fallback's float32 output has no rounding allowance.
+  EXPECT_TRUE(gemm_sample_ok(-7.5, 30, -7.5 + 30.0 / 8192, true));
+  EXPECT_FALSE(gemm_sample_ok(-7.5, 30, -7.5 * (1 + 1.0 / 256), true));
+}
+
 }  // namespace gpuvet::scale
