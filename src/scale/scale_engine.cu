@@ -87,7 +87,7 @@ using gpu::seconds_text;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kMiB = 1024.0 * 1024.0;
-constexpr std::size_t kMaxEvents = std::size_t{1} << 17;  // 2 per task of one step
+constexpr std::size_t kMaxEvents = std::size_t{1} << 17;  // end events of one step
 constexpr double kMemoryShare = 0.8;                      // of free memory the buffers may use
 constexpr auto kPoll = std::chrono::microseconds(20);
 constexpr auto kDrainGrace = std::chrono::seconds(5);
@@ -580,10 +580,15 @@ struct RankState {
   int sms = 1;
   gpu::Stream compute, comm;
   Kit kit;
-  gpu::HostMem host;           // pinned: GEMM samples and collective counters read back
-  gpu::DeviceMem scratch;      // the same on the device
-  gpu::EventSet starts, ends;  // per task
-  std::vector<std::vector<cudaEvent_t>> stream_ends;  // per stream, its tasks' end events
+  gpu::HostMem host;       // pinned: GEMM samples and collective counters read back
+  gpu::DeviceMem scratch;  // the same on the device
+  // Timing: one event at each stream's start of the step, and an end event after a task only
+  // where a boundary needs one (see timed_boundary): a run of GEMMs costs no events between
+  // them, so a decode request's thousands of tasks do not pay a host call each.
+  gpu::EventSet origins;  // [0] compute stream, [1] comm stream
+  gpu::EventSet ends;     // per task; recorded where `recorded[i]`
+  std::vector<char> recorded;
+  std::vector<std::vector<cudaEvent_t>> stream_ends;  // per stream, its recorded end events
   std::vector<std::vector<std::size_t>> stream_tasks;
   std::vector<StepRecord> records;
   std::vector<StepRecord> compute_alone, comm_alone;  // train: the isolated phases
@@ -696,6 +701,8 @@ GpuStatus run_optimizer(const Task& t, const RankState& rs, cudaStream_t s) {
   return cuda_status("optimizer kernel launch", cudaGetLastError());
 }
 
+std::vector<char> timed_boundaries(const StepSchedule& plan);  // below
+
 // Setup: streams, buffers filled, plans, events; then every distinct GEMM runs once and
 // kGemmSamples of its outputs are compared with the device's fp32 reference (outside any
 // timed window). A mismatch is kept as wrong data; the run goes on.
@@ -727,17 +734,17 @@ GpuStatus setup_rank(Shared& sh, RankState& rs) {
       kit.plans.push_back(std::move(g));
     }
   }
-  const std::size_t events = 2 * plan.tasks.size();
-  if (events > kMaxEvents)
+  if (plan.tasks.size() > kMaxEvents)
     return GpuStatus::error(strf("%zu tasks in one step: too many to time (at most %zu)",
-                                 plan.tasks.size(), kMaxEvents / 2));
-  GPUVET_CUDA_TRY(
-      gpu::with_context("cudaEventCreate", rs.starts.create(rs.device, plan.tasks.size())));
+                                 plan.tasks.size(), kMaxEvents));
+  GPUVET_CUDA_TRY(gpu::with_context("cudaEventCreate", rs.origins.create(rs.device, 2)));
   GPUVET_CUDA_TRY(
       gpu::with_context("cudaEventCreate", rs.ends.create(rs.device, plan.tasks.size())));
+  rs.recorded = timed_boundaries(plan);
   rs.stream_ends.assign(2, {});
   rs.stream_tasks.assign(2, {});
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
+    if (!rs.recorded[i]) continue;
     const int s = plan.tasks[i].stream == StreamId::kComm ? 1 : 0;
     rs.stream_ends[static_cast<std::size_t>(s)].push_back(rs.ends[i]);
     rs.stream_tasks[static_cast<std::size_t>(s)].push_back(i);
@@ -804,11 +811,50 @@ GpuStatus setup_rank(Shared& sh, RankState& rs) {
 
 enum class Mode { kStep, kComputeOnly, kCommOnly };
 
-// Queues one step of the schedule. A task left out by the mode still records its two events
-// (no work between them), so every wait and the layout stay the same. *queued counts tasks
-// queued (a stall while queueing names the next).
+enum class Work { kGemm, kOther, kCollective };
+Work work_of(const Task& t) {
+  return is_collective(t.kind)       ? Work::kCollective
+         : t.kind == TaskKind::kGemm ? Work::kGemm
+                                     : Work::kOther;
+}
+
+// Which tasks get an end event: the last of its stream, one followed on its stream by another
+// kind of work (GEMM, other compute, collective) or by a task that waits for the other
+// stream, and one another task waits for. Between two such events a stream runs one kind of
+// work without a gap, so the events bound every interval the timelines need.
+std::vector<char> timed_boundaries(const StepSchedule& plan) {
+  const std::size_t n = plan.tasks.size();
+  std::vector<char> out(n, 0);
+  std::vector<int> next(n, -1);
+  int last[2] = {-1, -1};
+  for (std::size_t i = n; i-- > 0;) {
+    const int s = plan.tasks[i].stream == StreamId::kComm ? 1 : 0;
+    next[i] = last[s];
+    last[s] = static_cast<int>(i);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const Task& t = plan.tasks[i];
+    for (int a : t.after) out[static_cast<std::size_t>(a)] = 1;
+    if (next[i] < 0) {
+      out[i] = 1;
+      continue;
+    }
+    const Task& u = plan.tasks[static_cast<std::size_t>(next[i])];
+    bool waits = false;
+    for (int a : u.after)
+      waits = waits || plan.tasks[static_cast<std::size_t>(a)].stream != u.stream;
+    if (work_of(u) != work_of(t) || waits) out[i] = 1;
+  }
+  return out;
+}
+
+// Queues one step of the schedule. A task left out by the mode still records its event (no
+// work before it), so every wait and the layout stay the same. *queued counts tasks queued (a
+// stall while queueing names the next).
 GpuStatus enqueue_step(Shared& sh, RankState& rs, Mode mode, std::size_t* queued) {
   const StepSchedule& plan = sh.plan;
+  GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.origins[0], rs.compute.get())));
+  GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.origins[1], rs.comm.get())));
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
     *queued = i;
     const Task& t = plan.tasks[i];
@@ -818,7 +864,6 @@ GpuStatus enqueue_step(Shared& sh, RankState& rs, Mode mode, std::size_t* queued
         GPUVET_CUDA_TRY(
             cuda_status("cudaStreamWaitEvent",
                         cudaStreamWaitEvent(s, rs.ends[static_cast<std::size_t>(a)], 0)));
-    GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.starts[i], s)));
     const bool coll = is_collective(t.kind);
     if (coll && mode != Mode::kComputeOnly) {
       GpuStatus st = collective(sh, rs, t, s);
@@ -829,32 +874,43 @@ GpuStatus enqueue_step(Shared& sh, RankState& rs, Mode mode, std::size_t* queued
     } else if (t.kind == TaskKind::kOptimizer && mode != Mode::kCommOnly) {
       GPUVET_CUDA_TRY(run_optimizer(t, rs, s));
     }
-    GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.ends[i], s)));
+    if (rs.recorded[i])
+      GPUVET_CUDA_TRY(cuda_status("cudaEventRecord", cudaEventRecord(rs.ends[i], s)));
   }
   *queued = plan.tasks.size();
   return {};
 }
 
-// The two timelines of a finished step, from its events.
+// The two timelines of a finished step, from its events, in ms from the compute stream's
+// start: per stream, each interval between two recorded events holds one kind of work; a
+// task that waits for the other stream starts no earlier than what it waits for.
 GpuStatus record_step(const Shared& sh, const RankState& rs, StepRecord* r) {
   const StepSchedule& plan = sh.plan;
   std::vector<std::pair<double, double>> comm, compute;
-  double lo = 0, hi = 0;
+  double at[2] = {0, 0};
+  GPUVET_CUDA_TRY(elapsed_ms(rs.origins[0], rs.origins[1], &at[1]));
+  double lo = std::min(0.0, at[1]), hi = 0;
+  std::vector<double> end(plan.tasks.size(), 0.0);
+  bool open[2] = {false, false};  // a segment started (its start known) and not closed yet
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
-    double a = 0, b = 0;
-    GPUVET_CUDA_TRY(elapsed_ms(rs.starts[0], rs.starts[i], &a));
-    GPUVET_CUDA_TRY(elapsed_ms(rs.starts[0], rs.ends[i], &b));
-    lo = std::min(lo, a);
-    hi = std::max(hi, b);
-    const TaskKind k = plan.tasks[i].kind;
-    if (is_collective(k)) {
-      comm.emplace_back(a, b);
-      r->comm_ms += b - a;
-    } else {
-      compute.emplace_back(a, b);
-      r->compute_ms += b - a;
-      if (k == TaskKind::kGemm) r->gemm_ms += b - a;
+    const Task& t = plan.tasks[i];
+    const int s = t.stream == StreamId::kComm ? 1 : 0;
+    if (!open[s]) {
+      for (int a : t.after) at[s] = std::max(at[s], end[static_cast<std::size_t>(a)]);
+      open[s] = true;
     }
+    if (!rs.recorded[i]) continue;
+    double b = 0;
+    GPUVET_CUDA_TRY(elapsed_ms(rs.origins[0], rs.ends[i], &b));
+    end[i] = b;
+    const Work w = work_of(t);
+    const double a = std::min(at[s], b);
+    (w == Work::kCollective ? comm : compute).emplace_back(a, b);
+    (w == Work::kCollective ? r->comm_ms : r->compute_ms) += b - a;
+    if (w == Work::kGemm) r->gemm_ms += b - a;
+    hi = std::max(hi, b);
+    at[s] = b;
+    open[s] = false;
   }
   r->exposed_ms = uncovered_ms(comm, compute);
   r->span_ms = hi - lo;
