@@ -17,13 +17,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <re2/re2.h>
 
 namespace gpuvet {
 namespace {
@@ -53,20 +53,19 @@ std::vector<std::string> split_cells(const std::string& line) {
 // Rows "| 2 | `import` | … | `import.h` |" of the table under "## Layers".
 Layers read_layers(const std::string& doc, std::vector<std::string>& problems) {
   Layers l;
-  static const std::regex row(R"(^\|\s*(\d+)\s*\|\s*`([a-z]+)`\s*\|)");
-  static const std::regex header("`([a-z_]+\\.h)`");
+  static const re2::RE2 row(R"(^\|\s*(\d+)\s*\|\s*`([a-z]+)`\s*\|)");
+  static const re2::RE2 header("`([a-z_]+\\.h)`");
   std::istringstream in(doc);
   std::string line;
   while (std::getline(in, line)) {
-    std::smatch m;
-    if (!std::regex_search(line, m, row)) continue;
-    const std::string module = m[2];
-    l.layer_of[module] = std::stoi(m[1]);
+    std::string number, module;
+    if (!re2::RE2::PartialMatch(line, row, &number, &module)) continue;
+    l.layer_of[module] = std::stoi(number);
     const auto cells = split_cells(line);
     if (cells.size() < 5) continue;
-    const std::string& headers = cells[4];
-    for (std::sregex_iterator it(headers.begin(), headers.end(), header), end; it != end; ++it)
-      l.owner_of[(*it)[1]] = module;
+    re2::StringPiece headers(cells[4]);
+    std::string h;
+    while (re2::RE2::FindAndConsume(&headers, header, &h)) l.owner_of[h] = module;
   }
   if (l.layer_of.empty()) problems.push_back("docs/architecture.md: no layer table found");
   return l;
@@ -94,16 +93,15 @@ std::string module_of_include(const std::string& inc, const std::string& own, co
 
 void check_includes(const fs::path& file, const std::string& shown, const std::string& module,
                     bool test, const Layers& l, std::vector<std::string>& problems) {
-  static const std::regex include_line(R"re(^\s*#\s*include\s*"([^"]+)")re");
+  static const re2::RE2 include_line(R"re(^\s*#\s*include\s*"([^"]+)")re");
   std::istringstream in(slurp(file));
   std::string line;
   int number = 0;
   const int mine = l.layer_of.at(module);
   while (std::getline(in, line)) {
     ++number;
-    std::smatch m;
-    if (!std::regex_search(line, m, include_line)) continue;
-    const std::string inc = m[1];
+    std::string inc;
+    if (!re2::RE2::PartialMatch(line, include_line, &inc)) continue;
     const std::string where = shown + ":" + std::to_string(number) + ": \"" + inc + "\" ";
     const std::string target = module_of_include(inc, module, l, file.parent_path());
     if (test) {
@@ -134,10 +132,10 @@ void check_cmake(const fs::path& dir, const std::string& module,
     return;
   }
   const std::string text = slurp(list);
-  static const std::regex word(R"([A-Za-z0-9_./${}-]+\.(cc|cu|h))");
+  static const re2::RE2 word(R"(([A-Za-z0-9_./${}-]+\.(?:cc|cu|h)))");
   std::set<std::string> named;
-  for (std::sregex_iterator it(text.begin(), text.end(), word), end; it != end; ++it) {
-    const std::string w = it->str();
+  re2::StringPiece rest(text);
+  for (std::string w; re2::RE2::FindAndConsume(&rest, word, &w);) {
     if (w.find('/') != std::string::npos)
       problems.push_back("src/" + module + "/CMakeLists.txt: names " + w + " (outside its folder)");
     named.insert(w);
@@ -205,6 +203,28 @@ std::string joined(const std::vector<std::string>& v) {
 TEST(Layering, EveryIncludeOfTheTreePointsDown) {
   const auto problems = check_tree(GPUVET_SOURCE_DIR);
   EXPECT_TRUE(problems.empty()) << problems.size() << " layering problem(s):\n" << joined(problems);
+}
+
+// No std::regex anywhere (libstdc++'s executor recurses per character and backtracks: a long
+// input overflows the stack): fixed formats are scanned by hand, user patterns go to RE2.
+TEST(Layering, NoStdRegexInTheTree) {
+  std::vector<std::string> found;
+  for (const char* top : {"src", "include", "tests", "bench", "fuzz", "contrib"}) {
+    const fs::path dir = fs::path(GPUVET_SOURCE_DIR) / top;
+    if (!fs::exists(dir)) continue;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+      const std::string ext = e.path().extension().string();
+      if (!e.is_regular_file() || (ext != ".cc" && ext != ".h" && ext != ".cu")) continue;
+      std::istringstream in(slurp(e.path()));
+      int n = 0;
+      for (std::string line; std::getline(in, line);) {
+        ++n;
+        if (line.find(std::string("#include ") + "<regex>") != std::string::npos)
+          found.push_back(e.path().string() + ":" + std::to_string(n));
+      }
+    }
+  }
+  EXPECT_TRUE(found.empty()) << joined(found);
 }
 
 // ---- the checker on planted trees

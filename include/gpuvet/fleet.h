@@ -46,6 +46,9 @@ struct DocumentOrigin {
   std::string path;
   std::string host_hint;                   // the file's stem: a bench document's host
   std::optional<std::int64_t> mtime_unix;  // a document without collected_unix gets this
+  // The reading machine's clock: a document dated more than a day after it (a node whose
+  // clock is wrong) is refused, so it cannot make the whole fleet look stale.
+  std::optional<std::int64_t> now_unix;
 };
 
 // Every document of one file: a JSON object, an array of them, or JSON lines. A document of
@@ -111,6 +114,9 @@ struct FleetOptions {
   double max_drain_share = 0.2;        // the circuit breaker: at most this share of a group
   std::int64_t stale_after_s = 86400;  // a node whose last report is older than the newest
                                        // report by more than this is stale
+  // The report run's clock: staleness is measured from the newest report, but never from
+  // later than this (a report from the future cannot make every node stale).
+  std::optional<std::int64_t> now_unix;
 };
 
 struct FleetMajority {

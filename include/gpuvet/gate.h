@@ -43,6 +43,9 @@ struct GateOptions {
   GateProfile profile = GateProfile::kQuick;
   Severity fail_on = Severity::kCritical;  // --fail-on warning|critical
   ExitStyle exit_style = ExitStyle::kGpuvet;
+  // --fail-on-host: transient host state (CPUs pegged, iowait, a saturated NIC, clocks under
+  // load) counts in the verdict too. Off: it is shown, never fails a node.
+  bool fail_on_host = false;
 };
 
 // The [gate] table of gpuvet's configuration file (/etc/gpuvet/gpuvet.toml): what a node's
@@ -57,6 +60,15 @@ struct GateConfig {
 };
 Result<GateConfig> parse_gate_config(std::string_view toml_text, const std::string& origin);
 Result<GateConfig> load_gate_config(const std::string& path);
+
+// One cause, one line: for each GPU of `facts` that stopped answering, the deviations of its
+// values (and of its pairs) become one critical deviation "GPU<i> lost (why)", first, whose
+// evidence lists the values it made uncheckable.
+void group_under_lost_gpus(const Facts& facts, std::vector<Deviation>& deviations);
+
+// Whether a diagnose finding counts in the gate's verdict: every one, except transient host
+// state (CPUs pegged, iowait, a saturated NIC, clocks under load) unless fail_on_host.
+bool gate_counts(const Finding& f, const GateOptions& options);
 
 struct GateReport {
   std::string baseline_path;

@@ -136,7 +136,12 @@ std::string render_watch_header(const Facts& facts, const std::vector<int>& gpus
 std::string render_watch_interval(const WatchInterval& interval,
                                   const std::vector<GpuSample>& previous);
 std::string watch_interval_to_json(const WatchInterval& interval);
-// The closing verdict: the findings the series decides (catalog kByWatch), or that none fired.
+// What the closing verdict judges: the findings the series decides (catalog kByWatch) and any
+// critical condition of the node (a GPU that stopped answering, an uncorrectable ECC error).
+bool watch_judges(const Finding& f);
+// Its exit code, as diagnose's: 0, 1 warning, 2 critical.
+int watch_exit_code(const Diagnosis& diagnosis);
+// The closing verdict: the findings watch_judges, or that none fired.
 std::string render_watch_verdict(const Facts& facts, const Diagnosis& diagnosis, double watched_s);
 std::string watch_verdict_to_json(const Facts& facts, const Diagnosis& diagnosis, double watched_s);
 

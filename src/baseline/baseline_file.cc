@@ -6,11 +6,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
-#include <regex>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "core/small_file.h"
 #include "gpuvet/baseline.h"
@@ -124,6 +127,7 @@ std::string baseline_toml(const NodePrint& print, const std::vector<Floor>& floo
     line(out, "gbps", number(f.value.gbps));
     line(out, "source", quoted(f.source));
   }
+  out += "\n# Written last: gate refuses a baseline without it (a file cut short).\n[end]\n";
   return out;
 }
 
@@ -203,9 +207,26 @@ Result<Expect> expect_of(const Reader& r, const toml::table& t, std::string_view
       fmt::format("'compare.{}' must be \"equal\" or \"at_least\", not \"{}\"", key, *v));
 }
 
+// Digits only, 1 to `most` of them (fixed formats are scanned by hand: no std::regex, whose
+// executor recurses per character and overflows the stack on a long value).
+bool all_digits(std::string_view s, std::size_t most) {
+  if (s.empty() || s.size() > most) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 bool known_path(const std::string& p) {
-  static const std::regex kPath("NV[0-9]*|PIX|PXB|PHB|NODE|SYS");
-  return std::regex_match(p, kPath);
+  if (p.rfind("NV", 0) == 0) return p.size() == 2 || all_digits(std::string_view(p).substr(2), 4);
+  return p == "PIX" || p == "PXB" || p == "PHB" || p == "NODE" || p == "SYS";
+}
+
+// "GPU<a>-GPU<b>", a and b of 1 to 4 digits.
+std::optional<std::pair<int, int>> pair_key(std::string_view key) {
+  if (key.rfind("GPU", 0) != 0) return std::nullopt;
+  const std::size_t dash = key.find("-GPU");
+  if (dash == std::string_view::npos) return std::nullopt;
+  const std::string_view a = key.substr(3, dash - 3), b = key.substr(dash + 4);
+  if (!all_digits(a, 4) || !all_digits(b, 4)) return std::nullopt;
+  return std::pair{std::stoi(std::string(a)), std::stoi(std::string(b))};
 }
 
 bool known_p2p(const std::string& p) {
@@ -227,14 +248,23 @@ Result<Baseline> parse_baseline(std::string_view toml_text, std::string_view ori
   }
   const Reader r{std::string(origin)};
   const toml::table& root = parsed.table();
-  GPUVET_TRY_STATUS(
-      r.keys(root, "", {"schema", "name", "node", "gpu", "paths", "p2p", "compare", "floor"}));
+  GPUVET_TRY_STATUS(r.keys(
+      root, "", {"schema", "name", "node", "gpu", "paths", "p2p", "compare", "floor", "end"}));
   std::optional<std::string> schema;
   GPUVET_TRY_STATUS(r.get(root, "schema", "", schema));
   if (!schema) return r.error(fmt::format("no 'schema' key (expected \"{}\")", kSchema));
   if (*schema != kSchema)
     return r.error(fmt::format("schema \"{}\" is not \"{}\"", *schema, kSchema));
   GPUVET_TRY_STATUS(r.get(root, "name", "", b.name));
+  // gpuvet writes [end] last: a file without it was cut short (a full disk, a copy that
+  // stopped), and whatever it lost would go unchecked.
+  const toml::node* end = root.get("end");
+  if (!end)
+    return r.error(
+        "no [end] table: the file was cut short (gpuvet writes [end] last). A baseline written "
+        "by an older gpuvet has none: check that it is whole, then add a last line \"[end]\"");
+  if (!end->as_table() || !end->as_table()->empty())
+    return r.error("[end] must be an empty table, the file's last line");
 
   const toml::table* node = root["node"].as_table();
   if (!node) return r.error("no [node] table (gpu_count at least)");
@@ -285,19 +315,18 @@ Result<Baseline> parse_baseline(std::string_view toml_text, std::string_view ori
 
   // [paths] and [p2p]: "GPU<a>-GPU<b>" = value, a < b < gpu_count.
   std::map<std::pair<int, int>, PairPrint> pairs;
-  static const std::regex kPair("GPU([0-9]{1,4})-GPU([0-9]{1,4})");
   for (const char* table : {"paths", "p2p"}) {
     const toml::node* n = root.get(table);
     if (!n) continue;
     const toml::table* t = n->as_table();
     if (!t) return r.error(fmt::format("'{}' must be a table", table));
     for (const auto& [k, v] : *t) {
-      std::smatch m;
       const std::string key(k.str());
-      if (!std::regex_match(key, m, kPair))
-        return r.error(fmt::format("[{}] key '{}' is not a pair like \"GPU0-GPU1\"", table, key));
-      const int a = std::stoi(m[1]);
-      const int bb = std::stoi(m[2]);
+      const auto ab = pair_key(key);
+      if (!ab)
+        return r.error(fmt::format("[{}] key '{}' is not a pair like \"GPU0-GPU1\"", table,
+                                   key.substr(0, 80)));
+      const auto [a, bb] = *ab;
       if (a >= bb || bb >= b.expect.gpu_count)
         return r.error(fmt::format("[{}] pair '{}' needs GPU<a>-GPU<b> with a < b < gpu_count {}",
                                    table, key, b.expect.gpu_count));

@@ -213,6 +213,16 @@ TEST(Baseline, RefusesMalformedAndMismatchedFilesNamingTheKey) {
       {good + "\n[[floor]]\nkey = \"h2x\"\nsubject = \"GPU0\"\ngbps = 1\n", "needs key ="},
       {"gpu_count = [", "model.toml:1:"},
       {"", "no 'schema' key"},
+      // E15: cut short before [paths]: everything after would go unchecked.
+      {good.substr(0, good.find("[paths]")), "no [end] table: the file was cut short"},
+      {replaced(good, "[end]", "[end]\nx = 1"), "[end] must be an empty table"},
+      // E1: a long NV value or pair key is refused, not a stack overflow in a regex.
+      {replaced(good, "\"GPU0-GPU1\" = \"PIX\"",
+                "\"GPU0-GPU1\" = \"NV" + std::string(200000, '9') + "\""),
+       "is not one of NV<n>"},
+      {replaced(good, "\"GPU0-GPU1\" = \"PIX\"",
+                "\"GPU0-GPU" + std::string(200000, '1') + "\" = \"PIX\""),
+       "is not a pair like"},
   };
   for (const auto& c : bad) {
     auto b = parse_baseline(c.text, "model.toml");

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstdlib>
@@ -183,6 +184,28 @@ TEST(CliDiagnose, BadInputIsExit3WithAMessage) {
   EXPECT_NE(config.err.find("busy_util_pc"), std::string::npos) << config.err;
   EXPECT_EQ(gpuvet({"diagnose", "--expect-gpus", "-1"}).exit_code, 3);
   std::filesystem::remove_all(dir);
+}
+
+// With --json a failure is still one JSON document on stdout (gpuvet.error/1), whatever the
+// command and wherever it failed (its own check, the option parser), with what stderr said.
+TEST(CliTest, JsonFailuresAreAnErrorDocument) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"diagnose", "--json", "--from", "/nonexistent/capture"},
+        std::vector<std::string>{"culprit", "--json", "/nonexistent/logs"},
+        std::vector<std::string>{"diagnose", "--json", "--no-such-option"},
+        std::vector<std::string>{"fleet", "report", "/nonexistent/fleet.db", "--json"}}) {
+    auto r = gpuvet(args);
+    EXPECT_EQ(r.exit_code, 3) << args[0] << " " << args.back() << "\n" << r.err;
+    const auto doc = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(doc.is_discarded()) << "stdout: '" << r.out << "'";
+    EXPECT_EQ(doc.value("schema", ""), "gpuvet.error/1") << doc;
+    EXPECT_EQ(doc.value("exit_code", 0), 3) << doc;
+    EXPECT_EQ(doc.value("command", ""), args[0]) << doc;
+    EXPECT_FALSE(doc.value("message", "").empty()) << doc;
+    EXPECT_NE(r.err.find(doc.value("message", "").substr(0, 20)), std::string::npos) << r.err;
+  }
+  // Without --json, stdout stays empty.
+  EXPECT_TRUE(gpuvet({"diagnose", "--from", "/nonexistent/capture"}).out.empty());
 }
 
 TEST(CliDiagnose, ConfigOverridesAThreshold) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 
@@ -479,6 +480,32 @@ const std::vector<Command>& commands() {
        setup_export},
   };
   return kCommands;
+}
+
+bool json_requested(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view w = argv[i];
+    if (w == "--") return false;
+    if (w == "--json") return true;
+  }
+  return false;
+}
+
+std::string error_document(int argc, char** argv, int exit_code, const std::string& stderr_text) {
+  nlohmann::ordered_json args = nlohmann::ordered_json::array();
+  std::string command;
+  for (int i = 1; i < argc; ++i) {
+    args.push_back(std::string(argv[i]));
+    if (command.empty() && argv[i][0] != '-') command = argv[i];
+  }
+  std::string message = stderr_text;
+  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  nlohmann::ordered_json doc = {
+      {"schema", "gpuvet.error/1"}, {"tool", {{"name", "gpuvet"}, {"version", GPUVET_VERSION}}},
+      {"command", command},         {"exit_code", exit_code},
+      {"message", message},         {"argv", args}};
+  // Invalid UTF-8 replaced; JSON escapes the control characters.
+  return doc.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace gpuvet::cli

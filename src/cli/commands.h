@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace gpuvet::cli {
@@ -45,5 +46,12 @@ CLI::Validator finite_range(double lo, double hi);
 // stderr with the nearest command and returns 3; otherwise nothing. (CLI11 alone would take
 // `gpuvet culprit --help` for a request of the top-level help.)
 std::optional<int> refuse_unknown_command(int argc, char** argv);
+
+// Whether the command line asks for JSON (`--json` before a `--`).
+bool json_requested(int argc, char** argv);
+
+// The document a failed command prints with --json when it wrote nothing else
+// (gpuvet.error/1): the command, the exit code, what it said on stderr, its arguments.
+std::string error_document(int argc, char** argv, int exit_code, const std::string& stderr_text);
 
 }  // namespace gpuvet::cli

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <ctime>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -96,6 +97,7 @@ Outcome run_report(const ReportArgs& args) {
   if (!history.is_ok()) return fail(history.status().message());
   if (history.value().empty()) return fail(args.db + " holds no report yet");
   FleetOptions options;
+  options.now_unix = static_cast<std::int64_t>(std::time(nullptr));
   options.group_by = grouping.value();
   options.max_drain_share = args.max_drain_share;
   options.stale_after_s = static_cast<std::int64_t>(args.stale_after_h * 3600);

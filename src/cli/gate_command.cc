@@ -133,6 +133,7 @@ struct GateArgs {
   std::string profile = "quick";
   std::string exit_style = "gpuvet";
   std::string fail_on = "critical";
+  bool fail_on_host = false;
   std::string junit;
   std::string drain;  // "slurm": act on the verdict through scontrol (src/sched)
   bool one_line = false;
@@ -225,6 +226,9 @@ std::function<Outcome()> setup_gate(CLI::App& app) {
       ->check(CLI::IsMember({"gpuvet", "nagios", "npd", "slurm"}));
   app.add_option("--fail-on", args->fail_on, "The severity that fails the node")
       ->check(CLI::IsMember({"warning", "critical"}));
+  app.add_flag("--fail-on-host", args->fail_on_host,
+               "Also fail the node on transient host state (CPUs pegged, iowait, a saturated "
+               "NIC, clocks under load); by default it is shown, never judged");
   app.add_option("--junit", args->junit, "Also write the result as JUnit XML to this file");
   app.add_flag("--one-line", args->one_line,
                "Print only the reason line (at most 80 characters; for NHC, NPD, drain reasons)")
@@ -295,6 +299,7 @@ std::function<Outcome()> setup_gate(CLI::App& app) {
     options.profile = args->profile == "full" ? GateProfile::kFull : GateProfile::kQuick;
     options.fail_on = args->fail_on == "warning" ? Severity::kWarning : Severity::kCritical;
     options.exit_style = exit_style;
+    options.fail_on_host = args->fail_on_host;
     std::vector<std::string> notes;
     if (!args->bench.empty()) {
       if (Status s = add_bench_file(args->bench, facts); !s.is_ok())

@@ -59,6 +59,7 @@ if [ -z "$NO_GRANDCHILD" ]; then
   setsid bash -c 'trap "" TERM; sleep 60' </dev/null >/dev/null 2>&1 &
   echo $! > "$OUT/grandchild$1"
 fi
+if [ -n "$LONG_LINE" ]; then head -c 3000000 /dev/zero | tr '\0' '7'; echo; echo "job $1: 123.5 TFLOP/s"; fi
 if [ "$1" = "${FAIL_RANK:-x}" ]; then sleep 0.3; echo "job $1: out of patience"; exit 3; fi
 sleep "${SLEEP:-0.5}"
 [ -n "$LEAK" ] && { setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $! > "$OUT/leak$1"; }
@@ -250,6 +251,25 @@ TEST_F(LaunchCli, OneJobExitingThreeStopsTheWholeTreeAtOnceAndGpuvetExitsThree) 
   EXPECT_EQ(doc["findings"][0]["id"], "launch-job-failed");
 }
 
+// E11: a job log with a 3 MB line (a progress bar that never ends its line) and a pattern with
+// nested repetition: read in linear time (RE2), the long line skipped and said, the job's own
+// figure found, no crash after every job succeeded.
+TEST_F(LaunchCli, ThroughputRegexSurvivesALongLogLine) {
+  auto r =
+      run(argv({"--per-gpu", "--json", "--check-timeout", "0", "--gpus", "1", "--log-dir",
+                (dir_ / "logs").string(), "--throughput-regex", "(([0-9]+)*\\.?[0-9]*) TFLOP/s"},
+               {{"NO_GRANDCHILD", "1"}, {"LONG_LINE", "1"}, {"SLEEP", "0.1"}}));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json doc = json::parse(r.out);
+  ASSERT_EQ(doc["jobs"].size(), 1u);
+  EXPECT_EQ(doc["jobs"][0]["throughput"]["lines"], 1) << doc["jobs"][0];
+  EXPECT_EQ(doc["jobs"][0]["throughput"]["median"], 123.5) << doc["jobs"][0];
+  bool said = false;
+  for (const auto& n : doc["notes"])
+    said = said || n.get<std::string>().find("longer than 64 KiB") != std::string::npos;
+  EXPECT_TRUE(said) << doc["notes"];
+}
+
 TEST_F(LaunchCli, WithoutACgroupTheProcessGroupsAndTheSubreaperStillCatchEveryone) {
   // Bug caught: the fallback path (no cgroup v2 to write: a container, cgroup v1) leaking the
   // setsid grandchildren, which left the jobs' process groups.
@@ -362,6 +382,7 @@ TEST_F(LaunchCli, BadInputIsExitThreeAndStartsNothing) {
   a.push_back("gpuvet-no-such-program");
   refused(a, "not found on PATH");
   refused(argv({"--per-gpu", "--gpus", ","}), "empty");
+  refused(argv({"--per-gpu", "--gpus", ""}), "empty");  // E10: not every GPU
   refused(argv({"--per-gpu", "--gpus", "0,9"}), "no GPU 9");
   refused(argv({"--per-gpu", "--log-dir", "/proc/gpuvet/logs"}), "--log-dir");
   refused(argv({}), "--per-gpu");

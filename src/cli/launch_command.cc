@@ -110,8 +110,9 @@ std::function<Outcome()> setup_launch(CLI::App& app) {
       "--report", *report_path,
       "With --in-task: write the gpuvet.launch-task/1 document to FILE ({rank} expands)");
   std::vector<CLI::Option*> per_gpu_only;
-  per_gpu_only.push_back(app.add_option(
-      "--gpus", *gpus, "GPUs to use: indices, UUIDs or bus ids, comma-separated (default: all)"));
+  CLI::Option* gpus_opt = app.add_option(
+      "--gpus", *gpus, "GPUs to use: indices, UUIDs or bus ids, comma-separated (default: all)");
+  per_gpu_only.push_back(gpus_opt);
   per_gpu_only.push_back(
       app.add_option("--log-dir", o->log_dir,
                      "Each job's stdout and stderr to DIR/job<rank>-gpu<index>.log (created)"));
@@ -203,7 +204,8 @@ std::function<Outcome()> setup_launch(CLI::App& app) {
       if (!word.empty()) o->gpus.push_back(word);
       word.clear();
     }
-    if (!gpus->empty() && o->gpus.empty()) {
+    // Given but naming nothing (`--gpus ""`, `--gpus ,`): never "every GPU".
+    if (gpus_opt->count() > 0 && o->gpus.empty()) {
       std::cerr << "gpuvet: --gpus: the list is empty\n";
       return {kExitUnusable, false};
     }

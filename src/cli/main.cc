@@ -17,6 +17,14 @@ int main(int argc, char** argv) {
   ::setenv("HWLOC_PLUGINS_PATH", "/nonexistent/gpuvet-no-hwloc-plugins", 0);
 #endif
   gpuvet::cli::StandardOutput output;
+  const gpuvet::cli::ErrorCopy errors;
+  // With --json, a failure still prints one JSON document (gpuvet.error/1) when the command
+  // wrote nothing to standard output, so a pipeline never parses an empty stdout.
+  const auto done = [&](int code) {
+    if (code != 0 && !output.anything_written() && gpuvet::cli::json_requested(argc, argv))
+      std::cout << gpuvet::cli::error_document(argc, argv, code, errors.text()) << "\n";
+    return output.finish(code);
+  };
   if (const auto refused = gpuvet::cli::refuse_unknown_command(argc, argv)) return *refused;
   CLI::App app{gpuvet::cli::kAppDescription};
   std::function<gpuvet::cli::Outcome()> run;
@@ -31,7 +39,7 @@ int main(int argc, char** argv) {
     return output.finish(app.exit(e));
   } catch (const CLI::ParseError& e) {
     app.exit(e);
-    return gpuvet::cli::kExitUnusable;
+    return done(gpuvet::cli::kExitUnusable);
   }
   gpuvet::cli::Outcome outcome;
   try {
@@ -40,7 +48,7 @@ int main(int argc, char** argv) {
     std::cerr << "gpuvet: " << e.what() << "\n";
     outcome.exit_code = gpuvet::cli::kExitUnusable;
   }
-  const int code = output.finish(outcome.exit_code);
+  const int code = done(outcome.exit_code);
   if (outcome.abandoned_probes) {
     std::fflush(nullptr);
     ::_exit(code);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -26,6 +27,7 @@ bool StandardOutput::Buffer::drain() {
     }
     p += n;
     left -= static_cast<std::size_t>(n);
+    written_ += static_cast<std::size_t>(n);
   }
   setp(data_, data_ + sizeof data_);
   return error_ == 0;
@@ -74,6 +76,23 @@ int StandardOutput::finish(int exit_code) {
   if (error == 0) return exit_code;
   std::cerr << "gpuvet: cannot write the output: " << std::strerror(error) << "\n";
   return kExitUnusable;
+}
+
+ErrorCopy::ErrorCopy() : buffer_(std::cerr.rdbuf()) { original_ = std::cerr.rdbuf(&buffer_); }
+
+ErrorCopy::~ErrorCopy() { std::cerr.rdbuf(original_); }
+
+ErrorCopy::Buffer::int_type ErrorCopy::Buffer::overflow(int_type ch) {
+  if (traits_type::eq_int_type(ch, traits_type::eof())) return traits_type::not_eof(ch);
+  const char c = traits_type::to_char_type(ch);
+  if (kept.size() < kKept) kept += c;
+  return to_->sputc(c);
+}
+
+std::streamsize ErrorCopy::Buffer::xsputn(const char* s, std::streamsize n) {
+  if (kept.size() < kKept)
+    kept.append(s, std::min<std::size_t>(static_cast<std::size_t>(n), kKept - kept.size()));
+  return to_->sputn(s, n);
 }
 
 }  // namespace gpuvet::cli

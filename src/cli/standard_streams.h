@@ -5,7 +5,9 @@
 // std::cout writes through it. Used on main's thread only.
 #pragma once
 
+#include <cstddef>
 #include <streambuf>
+#include <string>
 
 namespace gpuvet::cli {
 
@@ -26,6 +28,9 @@ class StandardOutput {
   // otherwise returns exit_code. A closed pipe still ends gpuvet quietly through SIGPIPE.
   int finish(int exit_code);
 
+  // Whether anything was written to standard output so far.
+  bool anything_written() const { return buffer_.written() > 0; }
+
  private:
   // Writes to file descriptor 1; after the first failed write() it keeps its errno and
   // drops the rest.
@@ -33,6 +38,7 @@ class StandardOutput {
    public:
     Buffer();
     int error() const { return error_; }
+    std::size_t written() const { return written_ + static_cast<std::size_t>(pptr() - pbase()); }
     bool drain();
 
    protected:
@@ -41,6 +47,7 @@ class StandardOutput {
 
    private:
     int error_ = 0;
+    std::size_t written_ = 0;
     char data_[1 << 16];
   };
 
@@ -48,6 +55,35 @@ class StandardOutput {
   std::streambuf* original_ = nullptr;
   bool stdout_was_closed_ = false;
   bool finished_ = false;
+};
+
+// std::cerr through a copy: everything still goes to standard error, and the first
+// kKept bytes are kept, so a failure can be told again in a JSON error document.
+class ErrorCopy {
+ public:
+  ErrorCopy();
+  ~ErrorCopy();
+  ErrorCopy(const ErrorCopy&) = delete;
+  ErrorCopy& operator=(const ErrorCopy&) = delete;
+  const std::string& text() const { return buffer_.kept; }
+
+ private:
+  static constexpr std::size_t kKept = 4096;
+  class Buffer : public std::streambuf {
+   public:
+    explicit Buffer(std::streambuf* to) : to_(to) {}
+    std::string kept;
+
+   protected:
+    int_type overflow(int_type ch) override;
+    std::streamsize xsputn(const char* s, std::streamsize n) override;
+    int sync() override { return to_->pubsync(); }
+
+   private:
+    std::streambuf* to_;
+  };
+  Buffer buffer_;
+  std::streambuf* original_ = nullptr;
 };
 
 }  // namespace gpuvet::cli

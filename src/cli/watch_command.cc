@@ -211,6 +211,7 @@ std::function<Outcome()> setup_watch(CLI::App& app) {
     };
     if (!live->json) std::cout << render_watch_header(c.facts, *gpus, *interval) << std::flush;
     std::vector<GpuSample> previous;
+    bool output_lost = false;
     {
       // `[k/N] …` on stderr for a bounded watch on a terminal; taken off the line before each
       // interval's output and before the verdict.
@@ -223,6 +224,12 @@ std::function<Outcome()> setup_watch(CLI::App& app) {
           std::cout << watch_interval_to_json(*iv) << "\n" << std::flush;
         else
           std::cout << render_watch_interval(*iv, previous) << std::flush;
+        // An output that cannot be written (a full disk, /dev/full): stop now, not at the end
+        // of a watch that may never end; main says why and exits 3.
+        if (!std::cout) {
+          output_lost = true;
+          break;
+        }
         prom_write(at_start, iv->gpus);
         progress.step(what);
         previous = iv->gpus;
@@ -233,10 +240,10 @@ std::function<Outcome()> setup_watch(CLI::App& app) {
     judge.now_unix = env.env().clock.unix_now();
     judge.now_uptime_s = series.host.uptime_s;
     const Diagnosis d = diagnose(series, judge);
-    int code = kExitOk;
-    for (const auto& f : d.findings)
-      if (finding_measured_by(f.id, kByWatch))
-        code = std::max(code, severity_exit_code(f.severity));
+    // The watch's own findings, and any critical condition of the node (a GPU lost or not
+    // answering, an uncorrectable ECC error): exit 2 like diagnose.
+    int code = watch_exit_code(d);
+    if (output_lost) return {kExitUnusable, w.abandoned_probes()};
     prom_write(d, previous);
     if (prom_failed) code = kExitUnusable;
     if (live->json)

@@ -399,9 +399,12 @@ FleetReport fleet_report(const std::vector<FleetDocument>& history, const FleetO
                      return x.host < y.host;
                    });
 
+  const std::optional<std::int64_t> reference =
+      report.newest_unix && options.now_unix ? std::min(*report.newest_unix, *options.now_unix)
+                                             : report.newest_unix;
   for (const auto& [host, n] : nodes)
-    if (report.newest_unix && n.latest->collected_unix &&
-        *report.newest_unix - *n.latest->collected_unix > options.stale_after_s)
+    if (reference && n.latest->collected_unix &&
+        *reference - *n.latest->collected_unix > options.stale_after_s)
       report.stale.push_back({host, n.latest->collected_unix});
 
   bool categorical = false;

@@ -6,7 +6,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <ctime>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -97,6 +99,23 @@ Result<NodePrint> node_from_json(const json& node, const std::string& where) {
   return n;
 }
 
+std::string utc_day(std::int64_t t) {
+  const std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  if (!::gmtime_r(&tt, &tm)) return std::to_string(t);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
+  return buf;
+}
+
+bool plain_host_name(std::string_view h) {
+  if (h.empty() || h.size() > 253 || h.front() == '-') return false;
+  for (const char c : h)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
+      return false;
+  return true;
+}
+
 Result<FleetDocument> one_document(const json& doc, const DocumentOrigin& origin,
                                    const std::string& where) {
   if (!doc.is_object()) return Status::invalid_input(fmt::format("{}: not a JSON object", where));
@@ -145,8 +164,24 @@ Result<FleetDocument> one_document(const json& doc, const DocumentOrigin& origin
   if (d.host.empty()) d.host = origin.host_hint;  // bench documents: the file's stem
   if (d.host.empty())
     return Status::invalid_input(fmt::format("{}: no host name in the document", where));
+  // The host name ends up in drain commands (scontrol, kubectl) and in line-based pipelines:
+  // only a plain host name is kept, never a newline, a space or an option.
+  if (!plain_host_name(d.host))
+    return Status::invalid_input(fmt::format(
+        "{}: host name {} is not a plain host name ([A-Za-z0-9._-], 1 to 253 characters, not "
+        "starting with '-'): the document is refused",
+        where, json(d.host.substr(0, 80)).dump()));
   d.print.host = d.host;
   if (!d.collected_unix) d.collected_unix = origin.mtime_unix;
+  if (d.collected_unix && origin.now_unix && *d.collected_unix > *origin.now_unix + 86400)
+    return Status::invalid_input(fmt::format(
+        "{}: dated {} UTC, more than a day after this machine's clock ({} UTC): the node's clock "
+        "is wrong; the report is refused so that it cannot make the fleet look stale",
+        where, utc_day(*d.collected_unix), utc_day(*origin.now_unix)));
+  if (d.collected_unix && *d.collected_unix < 946684800)  // 2000-01-01
+    return Status::invalid_input(
+        fmt::format("{}: dated before 2000 (collected_unix {}): not a report of this fleet", where,
+                    *d.collected_unix));
   return d;
 }
 
@@ -178,6 +213,11 @@ Result<std::vector<FleetDocument>> fleet_documents(std::string_view text,
         try {
           const json ignored = json::parse(text);
           (void)ignored;
+        } catch (const json::out_of_range& e) {
+          // A number JSON allows and a double does not (1e999): this file only, named.
+          return Status::invalid_input(
+              fmt::format("{}: a number out of range ({})", origin.path,
+                          std::string(e.what()).substr(std::string(e.what()).find(']') + 2)));
         } catch (const json::parse_error& e) {
           if (e.byte >= text.size())
             return Status::invalid_input(fmt::format(
@@ -249,6 +289,7 @@ Result<std::vector<FleetDocument>> read_fleet_file(const std::string& path) {
   origin.host_hint = std::filesystem::path(path).stem().string();
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) origin.mtime_unix = st.st_mtime;
+  origin.now_unix = static_cast<std::int64_t>(std::time(nullptr));
   return fleet_documents(text.value(), origin);
 }
 

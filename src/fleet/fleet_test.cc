@@ -4,6 +4,8 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -187,6 +189,30 @@ TEST(FleetDocuments, AReportOfAnotherSchemaACutFileAndAnInconsistentNodeAreRefus
   EXPECT_FALSE(verdict.is_ok());
   EXPECT_FALSE(fleet_documents("", origin).is_ok());
   EXPECT_FALSE(fleet_documents("[]", origin).is_ok());
+  // E5: a number a double cannot hold is this file's problem, said plainly, never an exception.
+  auto huge = fleet_documents(R"({"schema":"gpuvet.gate/1","x":1e999})", origin);
+  ASSERT_FALSE(huge.is_ok());
+  EXPECT_NE(huge.status().message().find("n.json: a number out of range"), std::string::npos)
+      << huge.status().message();
+}
+
+// E3: a host name with a newline would make the README's drain pipeline drain another node;
+// a name with a space or a leading '-' is no host either. The document is refused, whole.
+TEST(FleetDocuments, AHostNameThatIsNotAPlainNameIsRefused) {
+  const DocumentOrigin origin{"n.json", "", std::nullopt};
+  // JSON escapes: a newline and a NUL inside the host name.
+  for (const char* host : {R"(evil\nnode00001)", "node 1", "-rf", "node;reboot", R"(n\u0000x)"}) {
+    const std::string doc = std::string(R"({"schema":"gpuvet.gate/1","host":")") + host +
+                            R"(","node":{"gpu_count":0,"gpus":[],"pairs":[]}})";
+    auto r = fleet_documents(doc, origin);
+    ASSERT_FALSE(r.is_ok()) << host;
+    EXPECT_NE(r.status().message().find("not a plain host name"), std::string::npos)
+        << r.status().message();
+  }
+  auto ok = fleet_documents(
+      R"({"schema":"gpuvet.gate/1","host":"gpu-node_07.rack3","node":{"gpu_count":0,"gpus":[],"pairs":[]}})",
+      origin);
+  EXPECT_TRUE(ok.is_ok()) << ok.status().message();
 }
 
 // ---- store -------------------------------------------------------------------------------
@@ -274,6 +300,27 @@ TEST(FleetStore, ALaterLayoutIsRefusedAndAMissingFileIsNotCreatedForReading) {
   EXPECT_NE(later.status().message().find("layout 9"), std::string::npos);
   EXPECT_FALSE(FleetStore::open(t.path("missing.db"), false).is_ok());
   EXPECT_FALSE(fs::exists(t.path("missing.db")));
+}
+
+// E6: a FIFO (or a directory, a link) as the database is refused at once; reading a FIFO
+// through SQLite would block for ever.
+TEST(FleetStore, AFifoADirectoryOrALinkIsRefusedAtOnce) {
+  TempDb t;
+  const std::string fifo = t.path("db.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (bool create : {false, true}) {
+    auto s = FleetStore::open(fifo, create);
+    ASSERT_FALSE(s.is_ok());
+    EXPECT_NE(s.status().message().find("not a regular file (a FIFO)"), std::string::npos)
+        << s.status().message();
+  }
+  auto dir = FleetStore::open(t.dir.string(), false);
+  ASSERT_FALSE(dir.is_ok());
+  EXPECT_NE(dir.status().message().find("a directory"), std::string::npos);
+  fs::create_symlink(fifo, t.path("link.db"));
+  auto link = FleetStore::open(t.path("link.db"), true);
+  ASSERT_FALSE(link.is_ok());
+  EXPECT_NE(link.status().message().find("a symbolic link"), std::string::npos);
 }
 
 TEST(FleetStore, ADamagedDatabaseIsAClearErrorNotACrash) {
@@ -401,8 +448,10 @@ TEST(FleetReport, AMeasuredValueIsAnOutlierOnlyWhenFarInRobustZAndAtLeastFivePer
   const auto& o = r.outliers.at(0);
   EXPECT_EQ(o.kinds, (std::vector<std::string>{"bandwidth"}));
   EXPECT_FALSE(o.categorical);
-  EXPECT_LT(o.worst_z, -3.5);
-  EXPECT_TRUE(any_reason(o, "h2d GPU0 45.0 GB/s, group median 50.0")) << o.reasons.at(0);
+  // Median 50.025, MAD 0.325: robust z = 0.6745 × (45 − 50.025) / 0.325 = −10.43.
+  EXPECT_NEAR(o.worst_z, -10.43, 0.01);
+  EXPECT_TRUE(any_reason(o, "h2d GPU0 45.0 GB/s, group median 50.0 (-10 %, robust z -10.4)"))
+      << o.reasons.at(0);
   EXPECT_EQ(r.exit_code, 1);
 }
 
@@ -456,6 +505,30 @@ TEST(FleetReport, ANodeSilentForLongerThanStaleAfterIsListed) {
   ASSERT_EQ(r.stale.size(), 1u);
   EXPECT_EQ(r.stale[0].host, "node103");
   EXPECT_EQ(r.newest_unix, 200000);
+}
+
+// E4: a report dated in the future is refused at reading, and one already in a history does
+// not make every other node stale: staleness is never measured from later than the run's clock.
+TEST(FleetReport, AReportFromTheFutureNeitherEntersNorMakesTheFleetStale) {
+  DocumentOrigin origin{"n.json", "", std::nullopt, 1764669600};
+  const std::string future =
+      R"({"schema":"gpuvet.gate/1","host":"n","collected_unix":2080000000,"node":{"gpu_count":0,"gpus":[],"pairs":[]}})";
+  auto refused = fleet_documents(future, origin);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.status().message().find("more than a day after this machine's clock"),
+            std::string::npos)
+      << refused.status().message();
+  const std::string ancient =
+      R"({"schema":"gpuvet.gate/1","host":"n","collected_unix":-9223372036854775807,"node":{"gpu_count":0,"gpus":[],"pairs":[]}})";
+  EXPECT_FALSE(fleet_documents(ancient, origin).is_ok());
+
+  std::vector<FleetDocument> h;
+  for (int i = 0; i < 10; ++i) h.push_back(gate_doc(node(host_name(i)), 1764669600));
+  h.push_back(gate_doc(node(host_name(10)), 2080000000));  // an old history's wrong clock
+  FleetOptions o;
+  o.now_unix = 1764669600 + 3600;
+  const FleetReport r = fleet_report(h, o);
+  EXPECT_TRUE(r.stale.empty()) << r.stale.size() << " stale";
 }
 
 TEST(FleetReport, TheJsonIsGpuvetFleetOne) {

@@ -5,6 +5,8 @@
 // user_version); anything else is refused before a byte is written. An ingest is one
 // transaction: a process killed in the middle leaves a hot journal that SQLite rolls back at
 // the next open, so the history is as it was before that ingest.
+#include <sys/stat.h>
+
 #include <sqlite3.h>
 
 #include <fmt/format.h>
@@ -147,6 +149,18 @@ FleetStore::FleetStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 FleetStore::~FleetStore() = default;
 
 Result<std::unique_ptr<FleetStore>> FleetStore::open(const std::string& path, bool create) {
+  // Only a regular file (or none yet, to create): SQLite would block forever reading a FIFO
+  // and says only "disk I/O error" of a directory or a device; a symbolic link is refused too.
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return Status::invalid_input(fmt::format(
+        "fleet database {}: not a regular file ({}): gpuvet keeps its history in a plain file",
+        path,
+        S_ISFIFO(st.st_mode)   ? "a FIFO"
+        : S_ISDIR(st.st_mode)  ? "a directory"
+        : S_ISLNK(st.st_mode)  ? "a symbolic link"
+        : S_ISSOCK(st.st_mode) ? "a socket"
+                               : "a device"));
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   const int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;

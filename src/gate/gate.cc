@@ -1,10 +1,12 @@
 // src/gate/gate.cc — the gate's verdict, reason line and exit code, and floors from measured
 // bandwidth.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -97,7 +99,21 @@ struct ReasonItem {
   std::string subject;
   std::string text;        // "path SYS (baseline PIX)"
   std::string short_text;  // "path SYS": when the subject repeats
+  Severity severity = Severity::kWarning;
 };
+
+// Transient host state: what the load of the moment makes of the node (CPUs pegged, iowait and
+// I/O pressure, a saturated NIC, clocks under load). Shown by the gate, never its verdict unless
+// --fail-on-host: a healthy node running a job must not be drained for being busy.
+bool transient_host_state(const std::string& id) {
+  if (id == "clocks-below-target") return true;
+  for (const auto& e : finding_catalog())
+    if (id == e.id) {
+      const std::string_view c = e.category;
+      return c == "host-cpu" || c == "host-io" || c == "network";
+    }
+  return false;
+}
 
 std::string reason_line(const std::vector<ReasonItem>& items, std::string_view head) {
   constexpr std::size_t kMax = 80;
@@ -135,6 +151,57 @@ std::string reason_line(const std::vector<ReasonItem>& items, std::string_view h
 
 }  // namespace
 
+namespace {
+
+// Whether a deviation's subject is GPU `gpu` or a pair holding it ("GPU0-GPU1").
+bool names_gpu(const std::string& subject, const std::string& gpu) {
+  if (subject == gpu) return true;
+  const auto dash = subject.find('-');
+  return dash != std::string::npos &&
+         (subject.substr(0, dash) == gpu || subject.substr(dash + 1) == gpu);
+}
+
+}  // namespace
+
+void group_under_lost_gpus(const Facts& facts, std::vector<Deviation>& deviations) {
+  std::vector<Deviation> lost;
+  for (const auto& g : facts.gpus) {
+    if (!g.unresponsive) continue;
+    const std::string gpu = fmt::format("GPU{}", g.index);
+    std::vector<std::string> values;
+    std::vector<Deviation> kept;
+    for (auto& d : deviations) {
+      bool mine = false;
+      for (const auto& s : d.subjects) mine = mine || names_gpu(s, gpu);
+      if (mine)
+        values.push_back(d.what);
+      else
+        kept.push_back(std::move(d));
+    }
+    deviations = std::move(kept);
+    std::string why = *g.unresponsive;
+    if (why.size() > 40) why = why.substr(0, 37) + "...";
+    Deviation d;
+    d.key = "gpu." + gpu + ".lost";
+    d.subjects = {gpu};
+    d.what = "lost";
+    d.severity = Severity::kCritical;
+    d.expected = "answering";
+    d.found = "lost (" + why + ")";
+    d.evidence = fmt::format("{} stopped answering ({})", gpu, *g.unresponsive);
+    if (!values.empty())
+      d.evidence += fmt::format("; {} value(s) it holds could not be checked: {}", values.size(),
+                                fmt::join(values, ", "));
+    lost.push_back(std::move(d));
+  }
+  deviations.insert(deviations.begin(), std::make_move_iterator(lost.begin()),
+                    std::make_move_iterator(lost.end()));
+}
+
+bool gate_counts(const Finding& f, const GateOptions& options) {
+  return options.fail_on_host || !transient_host_state(f.id);
+}
+
 std::string gate_unusable_line(std::string_view message) {
   std::string line = ascii("gpuvet: unknown: " + std::string(message));
   if (line.size() > 80) line = line.substr(0, 77) + "...";
@@ -153,6 +220,7 @@ GateReport judge_gate(const Baseline& baseline, const Facts& facts, Diagnosis di
   r.node.bandwidth = std::move(bandwidth);
   const bool floors = options.profile == GateProfile::kFull;
   r.deviations = compare(baseline, r.node, floors);
+  group_under_lost_gpus(facts, r.deviations);
   if (!floors && !baseline.floors.empty())
     r.notes.push_back(
         fmt::format("{} bandwidth floor(s) not checked: --profile quick measures "
@@ -181,27 +249,52 @@ GateReport judge_gate(const Baseline& baseline, const Facts& facts, Diagnosis di
   for (const auto& f : diagnosis.findings) diagnosis.worst = std::max(diagnosis.worst, f.severity);
   r.diagnosis = std::move(diagnosis);
 
-  // The verdict.
-  std::vector<ReasonItem> failing, unknown;
+  // The verdict: deviations and findings at --fail-on or worse fail the node, worst first, so
+  // a critical one is never behind "+N more"; transient host state counts only when asked.
+  auto counts = [&](const Finding& f) { return gate_counts(f, options); };
+  std::vector<ReasonItem> failing, unknown, warnings;
+  Severity judged = Severity::kOk;  // the worst of what the verdict counts
   for (const auto& d : r.deviations) {
     ReasonItem item{d.subjects.empty() ? "" : d.subjects.front(),
                     d.unknown ? d.what + " unknown"
-                              : fmt::format("{} {} (baseline {})", d.what, d.found, d.expected),
-                    d.unknown ? d.what + " unknown" : d.what + " " + d.found};
-    if (d.unknown)
+                    : d.what == "lost"
+                        ? d.found
+                        : fmt::format("{} {} (baseline {})", d.what, d.found, d.expected),
+                    d.unknown ? d.what + " unknown" : d.what + " " + d.found, d.severity};
+    if (d.unknown) {
       unknown.push_back(std::move(item));
-    else if (d.severity >= options.fail_on)
-      failing.push_back(std::move(item));
+      continue;
+    }
+    judged = std::max(judged, d.severity);
+    (d.severity >= options.fail_on ? failing : warnings).push_back(std::move(item));
   }
+  std::vector<std::string> not_judged;
   for (const auto& f : r.diagnosis.findings) {
-    if (f.id.rfind("baseline-", 0) == 0 || f.severity < options.fail_on) continue;
+    if (f.id.rfind("baseline-", 0) == 0 || f.severity < Severity::kWarning) continue;
+    if (!counts(f)) {
+      if (std::find(not_judged.begin(), not_judged.end(), f.id) == not_judged.end())
+        not_judged.push_back(f.id);
+      continue;
+    }
+    judged = std::max(judged, f.severity);
     std::string subjects;
     for (std::size_t i = 0; i < f.subjects.size() && i < 2; ++i)
       subjects += (i ? "," : "") + f.subjects[i];
     if (f.subjects.size() > 2) subjects += ",...";
     const std::string text = f.id + (subjects.empty() ? "" : " " + subjects);
-    failing.push_back({"", text, text});
+    (f.severity >= options.fail_on ? failing : warnings).push_back({"", text, text, f.severity});
   }
+  if (!not_judged.empty())
+    r.notes.push_back(fmt::format(
+        "transient host state shown, not judged: {} (--fail-on-host to fail the node on it)",
+        fmt::join(not_judged, ", ")));
+  auto worst_first = [](std::vector<ReasonItem>& v) {
+    std::stable_sort(v.begin(), v.end(), [](const ReasonItem& a, const ReasonItem& b) {
+      return static_cast<int>(a.severity) > static_cast<int>(b.severity);
+    });
+  };
+  worst_first(failing);
+  worst_first(warnings);
   const bool incomplete = !r.diagnosis.incomplete.empty() || facts.gpu_facts_unavailable;
   if (!failing.empty()) {
     r.verdict = GateVerdict::kFail;
@@ -214,6 +307,10 @@ GateReport judge_gate(const Baseline& baseline, const Facts& facts, Diagnosis di
                                                         : r.diagnosis.incomplete.front(),
                          ""});
     r.reason = reason_line(unknown, "unknown: ");
+  } else if (!warnings.empty()) {
+    // Passes, but the warnings below --fail-on are said on the line the exit code goes with.
+    r.verdict = GateVerdict::kPass;
+    r.reason = reason_line(warnings, "pass with warnings: ");
   } else {
     r.verdict = GateVerdict::kPass;
     r.reason = ascii(fmt::format("gpuvet: pass, {} GPU(s) match {}@{}", r.node.gpu_count,
@@ -225,12 +322,13 @@ GateReport judge_gate(const Baseline& baseline, const Facts& facts, Diagnosis di
   switch (options.exit_style) {
     case ExitStyle::kGpuvet:
     case ExitStyle::kNagios:
-      if (r.diagnosis.worst == Severity::kCritical)
+      // What the verdict counted: transient host state moves neither the line nor the code.
+      if (judged == Severity::kCritical)
         r.exit_code = 2;
       else if (r.verdict == GateVerdict::kUnknown)
         r.exit_code = 3;
       else
-        r.exit_code = severity_exit_code(r.diagnosis.worst);
+        r.exit_code = severity_exit_code(judged);
       break;
     case ExitStyle::kNpd:
     case ExitStyle::kSlurm:

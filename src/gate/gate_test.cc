@@ -3,6 +3,7 @@
 #include <string>
 
 #include "gpuvet/gate.h"
+#include "gpuvet/report.h"
 
 namespace gpuvet {
 namespace {
@@ -97,6 +98,113 @@ TEST(Gate, FailOnChoosesWhetherAWarningFailsTheNode) {
   // The rules see it too (one GPU's limit differs from its peer's).
   EXPECT_EQ(r.reason,
             "gpuvet: GPU1 power limit 300 W (baseline 350 W); heterogeneous-gpus GPU0,GPU1");
+}
+
+// A healthy node running a job: its CPUs pegged (cpu-saturated, a warning) is transient host
+// state, shown but never the verdict: PASS and exit 0 in every style, the line and the code
+// agreeing. --fail-on-host (with --fail-on warning) makes it fail.
+TEST(Gate, TransientHostLoadIsShownButNeverFailsTheGate) {
+  Facts f = two_gpu_node();
+  f.host.pressure = HostPressure{};
+  f.host.pressure->window_s = 1;
+  for (int c = 0; c < 8; ++c) f.host.pressure->cores.push_back({c, 99.5, 0, 0});
+  const Diagnosis d = diagnose(f);
+  bool saturated = false;
+  for (const auto& x : d.findings) saturated = saturated || x.id == "cpu-saturated";
+  ASSERT_TRUE(saturated) << "the rules see the load";
+  for (auto style : {ExitStyle::kGpuvet, ExitStyle::kNagios, ExitStyle::kNpd, ExitStyle::kSlurm}) {
+    GateOptions o;
+    o.exit_style = style;
+    o.fail_on = Severity::kWarning;
+    const GateReport r = judge_gate(baseline_of(f), f, d, {}, o);
+    EXPECT_EQ(r.verdict, GateVerdict::kPass) << r.reason;
+    EXPECT_EQ(r.exit_code, 0) << exit_style_name(style) << ": " << r.reason;
+    EXPECT_EQ(r.reason.rfind("gpuvet: pass, 2 GPU(s) match", 0), 0u) << r.reason;
+    bool noted = false;
+    for (const auto& n : r.notes)
+      noted = noted || n.find("not judged: cpu-saturated") != std::string::npos;
+    EXPECT_TRUE(noted);
+  }
+  GateOptions o;
+  o.fail_on = Severity::kWarning;
+  o.fail_on_host = true;
+  const GateReport r = judge_gate(baseline_of(f), f, d, {}, o);
+  EXPECT_EQ(r.verdict, GateVerdict::kFail);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.reason.find("cpu-saturated"), std::string::npos) << r.reason;
+}
+
+// A critical finding is never behind "+N more": the reason line is worst first.
+TEST(Gate, TheReasonLineIsWorstFirst) {
+  const Facts good = two_gpu_node();
+  Facts f = good;
+  f.gpus[1].power.limit_w = 300;                  // a deviation, warning
+  f.gpus[0].ecc.volatile_counts.uncorrected = 3;  // a present hardware fault, critical
+  GateOptions o;
+  o.fail_on = Severity::kWarning;
+  const GateReport r = gate(baseline_of(good), f, o);
+  EXPECT_EQ(r.verdict, GateVerdict::kFail);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.reason.rfind("gpuvet: ecc-errors GPU0", 0), 0u) << r.reason;
+}
+
+// A warning below --fail-on passes the node, and the line says the warning the exit code 1
+// stands for.
+TEST(Gate, APassWithWarningsSaysThemOnItsLine) {
+  const Facts good = two_gpu_node();
+  Facts f = good;
+  f.gpus[1].power.limit_w = 300;
+  const GateReport r = gate(baseline_of(good), f);
+  EXPECT_EQ(r.verdict, GateVerdict::kPass);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(
+      r.reason.rfind("gpuvet: pass with warnings: GPU1 power limit 300 W (baseline 350 W)", 0), 0u)
+      << r.reason;
+}
+
+// E2: control characters and bytes that are not UTF-8 (a GPU name, a host name) never reach
+// the JUnit file: XML 1.0 refuses them even as character references.
+TEST(Gate, JunitIsValidXmlWhateverTheNamesHold) {
+  const Facts good = two_gpu_node();
+  Facts f = good;
+  f.host.hostname = std::string("node\x1b[31m7\a");
+  f.gpus[1].name = std::string("NVIDIA \x01L40S\xff\xfe");
+  GateOptions o;
+  o.fail_on = Severity::kWarning;
+  const std::string xml = gate_junit_xml(gate(baseline_of(good), f, o));
+  for (unsigned char c : xml)
+    EXPECT_TRUE(c >= 0x20 || c == '\n' || c == '\t' || c == '\r') << int(c);
+  EXPECT_EQ(xml.find("&#"), std::string::npos) << xml;
+  EXPECT_EQ(xml.find("\xff"), std::string::npos);
+  EXPECT_NE(xml.find("node\xEF\xBF\xBD[31m7\xEF\xBF\xBD"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<failure"), std::string::npos) << xml;
+}
+
+// One cause, one line: a GPU that stopped answering is "GPU1 lost (…)", first, not a list of
+// values unknown; they are grouped under it.
+TEST(Gate, ALostGpuIsOneLineFirstWithItsValuesUnderIt) {
+  const Facts good = two_gpu_node();
+  Facts f = good;
+  f.gpus[1] = GpuFacts{};
+  f.gpus[1].index = 1;
+  f.gpus[1].unresponsive = "fell off the bus";
+  f.pairs[0].p2p_read.reset();
+  f.pairs[0].path = PathType::kUnknown;
+  for (auto style : {ExitStyle::kGpuvet, ExitStyle::kSlurm}) {
+    GateOptions o;
+    o.exit_style = style;
+    const GateReport r = gate(baseline_of(good), f, o);
+    EXPECT_EQ(r.verdict, GateVerdict::kFail) << r.reason;
+    EXPECT_EQ(r.reason.rfind("gpuvet: GPU1 lost (fell off the bus)", 0), 0u) << r.reason;
+    ASSERT_FALSE(r.deviations.empty());
+    EXPECT_EQ(r.deviations[0].what, "lost");
+    EXPECT_NE(r.deviations[0].evidence.find("could not be checked"), std::string::npos)
+        << r.deviations[0].evidence;
+    int about_gpu1 = 0;
+    for (const auto& d : r.deviations)
+      for (const auto& s : d.subjects) about_gpu1 += s.find("GPU1") != std::string::npos;
+    EXPECT_EQ(about_gpu1, 1) << "everything about GPU1 under its one line";
+  }
 }
 
 TEST(Gate, AnUnreadableValueIsUnknownNeverPass) {

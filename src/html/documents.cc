@@ -96,7 +96,7 @@ Result<Document> recognise_document(const std::string& name, std::string_view in
   json doc;
   try {
     doc = json::parse(input);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse errors, and numbers out of range (1e999)
     // Several objects, one per line: watch --json.
     if (input.find("\"gpuvet.watch/1\"") != std::string_view::npos) return watch_lines(name, input);
     std::string why = e.what();

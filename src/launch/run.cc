@@ -24,13 +24,14 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <istream>
 #include <map>
 #include <mutex>
-#include <regex>
 #include <set>
 #include <thread>
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include "core/util.h"
 #include "gpuvet/launch.h"
@@ -44,6 +45,30 @@
 namespace gpuvet {
 
 namespace {
+
+constexpr std::size_t kMaxThroughputLine = std::size_t{1} << 16;
+
+// One line of `in` into `line` (without its newline); a line longer than `cap` is read past and
+// dropped whole, and `cut` set. False at the end of the input.
+bool read_capped_line(std::istream& in, std::string& line, std::size_t cap, bool& cut) {
+  for (;;) {
+    line.clear();
+    bool too_long = false;
+    int c = 0;
+    bool any = false;
+    while ((c = in.get()) != std::char_traits<char>::eof()) {
+      any = true;
+      if (c == '\n') break;
+      if (line.size() < cap)
+        line += static_cast<char>(c);
+      else
+        too_long = true;
+    }
+    if (!any) return false;
+    if (!too_long) return true;
+    cut = true;  // skipped: the next line
+  }
+}
 
 using SteadyClock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
@@ -615,8 +640,9 @@ LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o
   // Per job: the mapping, the series of its GPU, its throughput, its log.
   const auto seen = mapping.seen();
   for (const auto& note : mapping.notes()) report.notes.push_back(note);
-  std::optional<std::regex> re;
-  if (!o.throughput_regex.empty()) re.emplace(o.throughput_regex);
+  std::optional<re2::RE2> re;
+  if (!o.throughput_regex.empty()) re.emplace(o.throughput_regex, re2::RE2::Quiet);
+  bool long_lines = false;
   for (std::size_t k = 0; k < n; ++k) {
     JobResult& jr = report.jobs[k];
     jr.seen_on = seen.size() > k ? seen[k] : std::vector<std::pair<int, int>>{};
@@ -642,13 +668,15 @@ LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o
     const bool failed =
         !jr.start_error.empty() || (jr.exit_code && *jr.exit_code != 0) || jr.signal;
     if (!jr.plan.log_path.empty() && failed) jr.log_tail = tail_lines(jr.plan.log_path, 10);
-    if (re && !jr.plan.log_path.empty()) {
+    if (re && re->ok() && !jr.plan.log_path.empty()) {
       std::ifstream f(jr.plan.log_path);
       std::vector<double> values;
-      for (std::string line; std::getline(f, line);) {
-        std::smatch m;
-        if (!std::regex_search(line, m, *re)) continue;
-        if (auto v = parse_double(m[1].str())) values.push_back(*v);
+      std::string line, number;
+      // Lines up to kMaxThroughputLine bytes are matched; a longer one (a progress bar that
+      // never ends its line) is skipped whole and said in a note.
+      while (read_capped_line(f, line, kMaxThroughputLine, long_lines)) {
+        if (!re2::RE2::PartialMatch(line, *re, &number)) continue;
+        if (auto v = parse_double(number)) values.push_back(*v);
       }
       jr.throughput_lines = static_cast<int>(values.size());
       if (!values.empty()) {
@@ -658,6 +686,11 @@ LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o
       }
     }
   }
+
+  if (long_lines)
+    report.notes.push_back(
+        fmt::format("--throughput-regex: log lines longer than {} KiB were skipped",
+                    kMaxThroughputLine / 1024));
 
   // Findings.
   for (std::size_t k = 0; k < n; ++k) {

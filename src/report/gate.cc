@@ -165,6 +165,53 @@ std::string render_gate_text(const GateReport& r, const TextOptions& options) {
   return o.str();
 }
 
+namespace {
+
+// Text XML 1.0 can hold: C0 controls other than tab, newline and carriage return are not
+// allowed even as character references (a CI system drops the whole file), and bytes that are
+// not UTF-8 would make it unreadable: both become U+FFFD.
+std::string xml_safe(std::string_view s) {
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+        out += kReplacement;
+      else
+        out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    const std::size_t len = c >= 0xF0 && c <= 0xF4  ? 4
+                            : c >= 0xE0             ? 3
+                            : c >= 0xC2 && c < 0xE0 ? 2
+                                                    : 0;
+    bool ok = len > 0 && i + len <= s.size();
+    for (std::size_t k = 1; ok && k < len; ++k)
+      ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+    if (ok && len == 3) {  // no overlong form, no surrogate
+      const auto c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
+    }
+    if (ok && len == 4) {
+      const auto c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
+    }
+    if (ok) {
+      out.append(s.substr(i, len));
+      i += len;
+    } else {
+      out += kReplacement;
+      ++i;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string gate_junit_xml(const GateReport& r) {
   // One test case per subject the baseline checks (node, each GPU, each pair, each floor) and
   // one per diagnose finding at or above --fail-on, so fleet CI shows what failed where.
@@ -179,19 +226,19 @@ std::string gate_junit_xml(const GateReport& r) {
   decl.append_attribute("encoding") = "UTF-8";
   auto suites = doc.append_child("testsuites");
   auto suite = suites.append_child("testsuite");
-  const std::string host = r.node.host.value_or("unknown-host");
+  const std::string host = xml_safe(r.node.host.value_or("unknown-host"));
   suite.append_attribute("name") = ("gpuvet gate " + host).c_str();
   int failures = 0, tests = 0, skipped = 0;
   for (const auto& [subject, devs] : by_subject) {
     auto tc = suite.append_child("testcase");
     ++tests;
     tc.append_attribute("classname") = ("gpuvet.gate." + host).c_str();
-    tc.append_attribute("name") = ("baseline " + subject).c_str();
+    tc.append_attribute("name") = xml_safe("baseline " + subject).c_str();
     std::string failed, unknown;
     for (const auto* d : devs) {
       std::string& into = d->unknown ? unknown : failed;
       if (!d->unknown && d->severity < r.options.fail_on) continue;
-      into += (into.empty() ? "" : "\n") + d->evidence;
+      into += (into.empty() ? "" : "\n") + xml_safe(d->evidence);
     }
     if (!failed.empty()) {
       auto f = tc.append_child("failure");
@@ -206,7 +253,9 @@ std::string gate_junit_xml(const GateReport& r) {
     }
   }
   for (const auto& f : r.diagnosis.findings) {
-    if (f.id.rfind("baseline-", 0) == 0 || f.severity < r.options.fail_on) continue;
+    if (f.id.rfind("baseline-", 0) == 0 || f.severity < r.options.fail_on ||
+        !gate_counts(f, r.options))
+      continue;
     auto tc = suite.append_child("testcase");
     ++tests;
     ++failures;
@@ -214,9 +263,9 @@ std::string gate_junit_xml(const GateReport& r) {
     std::string subjects;
     for (const auto& s : f.subjects) subjects += (subjects.empty() ? "" : ",") + s;
     tc.append_attribute("name") =
-        ("diagnose " + f.id + (subjects.empty() ? "" : " " + subjects)).c_str();
+        xml_safe("diagnose " + f.id + (subjects.empty() ? "" : " " + subjects)).c_str();
     auto x = tc.append_child("failure");
-    x.append_attribute("message") = f.evidence.c_str();
+    x.append_attribute("message") = xml_safe(f.evidence).c_str();
     x.append_attribute("type") = f.id.c_str();
   }
   suite.append_attribute("tests") = tests;

@@ -126,7 +126,7 @@ std::string render_watch_verdict(const Facts& facts, const Diagnosis& d, double 
   o << fmt::format("\nVerdict over {} s ({} interval(s))\n", format_number(watched_s), intervals);
   bool any = false;
   for (const auto& f : d.findings) {
-    if (!finding_measured_by(f.id, kByWatch)) continue;
+    if (!watch_judges(f)) continue;
     any = true;
     o << "  " << severity_name(f.severity) << "  " << f.id;
     if (!f.subjects.empty()) o << " " << fmt::format("{}", fmt::join(f.subjects, ","));
@@ -138,7 +138,7 @@ std::string render_watch_verdict(const Facts& facts, const Diagnosis& d, double 
       << (intervals < 2 ? " (too few intervals to judge)" : "") << "\n";
   int others = 0;
   for (const auto& f : d.findings)
-    if (!finding_measured_by(f.id, kByWatch) && f.severity >= Severity::kWarning) ++others;
+    if (!watch_judges(f) && f.severity >= Severity::kWarning) ++others;
   if (others)
     o << fmt::format("  ({} other warning(s) about this node: gpuvet diagnose says what)\n",
                      others);
@@ -148,14 +148,22 @@ std::string render_watch_verdict(const Facts& facts, const Diagnosis& d, double 
   return o.str();
 }
 
-std::string watch_verdict_to_json(const Facts& facts, const Diagnosis& d, double watched_s) {
-  json findings = json::array();
+bool watch_judges(const Finding& f) {
+  return finding_measured_by(f.id, kByWatch) || f.severity == Severity::kCritical;
+}
+
+int watch_exit_code(const Diagnosis& d) {
   int code = 0;
   for (const auto& f : d.findings)
-    if (finding_measured_by(f.id, kByWatch)) {
-      findings.push_back(report::finding_json(f));
-      code = std::max(code, severity_exit_code(f.severity));
-    }
+    if (watch_judges(f)) code = std::max(code, severity_exit_code(f.severity));
+  return code;
+}
+
+std::string watch_verdict_to_json(const Facts& facts, const Diagnosis& d, double watched_s) {
+  json findings = json::array();
+  for (const auto& f : d.findings)
+    if (watch_judges(f)) findings.push_back(report::finding_json(f));
+  const int code = watch_exit_code(d);
   json doc = {{"schema", "gpuvet.watch/1"},
               {"type", "verdict"},
               {"watched_s", watched_s},

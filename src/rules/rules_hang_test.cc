@@ -42,6 +42,20 @@ const HangGroup& only_group(const HangAnalysis& a) {
   return a.groups.front();
 }
 
+// Two ranks, one a collective ahead of the other: as many ahead as behind, so it is not
+// `ran-ahead` (that needs fewer ranks ahead than behind); the rank that never entered the
+// collective the other waits in is the one named (docs/culprit.md, "a tie").
+TEST(HangRules, TwoRanksOneAheadByOneNamesTheRankBehind) {
+  Facts f;
+  f.collective_ranks = {rank(0, 11, 10, true), rank(1, 10, 10, false)};
+  for (auto& r : f.collective_ranks) r.world_size = 2;
+  const HangAnalysis a = analyse_hang(f);
+  const HangGroup& g = only_group(a);
+  EXPECT_TRUE(g.hang);
+  EXPECT_EQ(g.signature, "did-not-arrive") << g.summary;
+  EXPECT_EQ(g.culprits, std::vector<int>{1}) << g.summary;
+}
+
 TEST(HangRules, RankBehindDidNotArrive) {
   Facts f = eight(1580, 1579);
   f.collective_ranks[3] = rank(3, 1579, 1579, false);

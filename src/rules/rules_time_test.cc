@@ -204,6 +204,21 @@ TEST(OverTimeRules, ADipOfOneWindowIsQuietAndKWindowsFire) {
   EXPECT_TRUE(has(d[0].evidence, "no clock-event reason was active then")) << d[0].evidence;
 }
 
+// Catches: k = max(1, windows / 4), which equals k = 2 only from 8 windows up: 16 samples make
+// 5 windows, one of them slow is a dip; two consecutive slow ones are the drift.
+TEST(OverTimeRules, WithFewWindowsOneSlowWindowIsStillADip) {
+  Facts one = node(1);
+  add_series(one, 0, 16, 5, [](int i, GpuSample& s) {
+    if (i >= 6 && i < 9) s.sm_mhz = 1500;
+  });
+  EXPECT_TRUE(with_id(over_time(one), "clocks-degrade-over-time").empty()) << dump(over_time(one));
+  Facts two = node(1);
+  add_series(two, 0, 16, 5, [](int i, GpuSample& s) {
+    if (i >= 6 && i < 12) s.sm_mhz = 1500;
+  });
+  EXPECT_EQ(with_id(over_time(two), "clocks-degrade-over-time").size(), 1u) << dump(over_time(two));
+}
+
 // Catches: series_min_span_s not read (a 30 s series is too short by default, enough when the
 // threshold says so), and fewer than 8 samples judged.
 TEST(OverTimeRules, TheMinimumSpanComesFromTheThresholds) {
@@ -314,6 +329,19 @@ TEST(OverTimeRules, OneGpuLaggingInAnEightGpuNodeNamesOnlyThatGpu) {
   EXPECT_TRUE(has(d[0].evidence, "active in 100 % of its samples")) << d[0].evidence;
   // Short series (10 s) are enough: the comparison is between GPUs, not over time.
   EXPECT_TRUE(with_id(o, "clocks-degrade-over-time").empty()) << dump(o);
+}
+
+// Catches: the peers' pace compared with a threshold other than gpu_lags_peers_fraction (0.9):
+// a GPU at 85 % of its busy peers is the one they wait for.
+TEST(OverTimeRules, AGpuAtEightyFivePercentOfItsPeersLags) {
+  Facts f = node(4);
+  for (int g = 0; g < 4; ++g)
+    add_series(f, g, 20, 0.5, [g](int, GpuSample& s) {
+      if (g == 2) s.sm_mhz = 1683;  // 0.85 × 1980
+    });
+  const auto d = with_id(over_time(f), "gpu-lags-peers");
+  ASSERT_EQ(d.size(), 1u) << dump(over_time(f));
+  EXPECT_EQ(d[0].subjects, std::vector<std::string>{"GPU2"});
 }
 
 // Catches: an idle GPU taken as a peer (the busy one "lags" nothing, the idle one is not busy),

@@ -1,6 +1,7 @@
 // watch/watch.cc — the collection at the start and the NVML sampler behind `gpuvet watch`.
 #include "gpuvet/watch.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "probe/nvml_sampler.h"
@@ -32,10 +33,26 @@ const Collection& Watch::start() {
   o.health = true;
   o.gpus = options_.gpus;
   o.host_fs = options_.host_psi ? &env_.fs : nullptr;
+  // A GPU that did not answer the collection is not sampled again (its probe thread may still
+  // be inside the driver); the others are watched. It stays in the facts, unresponsive, and
+  // the verdict names it.
+  bool any_answering = false;
+  if (collection_.abandoned_probes) {
+    std::vector<int> answering;
+    for (const auto& g : collection_.facts.gpus) {
+      const bool asked =
+          options_.gpus.empty() ||
+          std::find(options_.gpus.begin(), options_.gpus.end(), g.index) != options_.gpus.end();
+      if (asked && !g.unresponsive) answering.push_back(g.index);
+    }
+    any_answering = !answering.empty();
+    o.gpus = std::move(answering);
+  }
   impl_ = std::make_unique<Impl>(std::move(o));
-  // No GPU facts (no driver, NVML hung at the start): nothing to sample, and a second load
-  // of a library that just hung would leave one more thread in it.
-  if (collection_.facts.gpus.empty() || collection_.abandoned_probes) return collection_;
+  // No GPU facts (no driver, NVML hung at the start), or no GPU left that answered: nothing to
+  // sample, and a second load of a library that just hung would leave one more thread in it.
+  if (collection_.facts.gpus.empty() || (collection_.abandoned_probes && !any_answering))
+    return collection_;
   impl_->t0 = std::chrono::steady_clock::now();
   impl_->sampler.start();
   impl_->started = true;

@@ -7,10 +7,12 @@
 # Also: a wrong-schema input and an unreadable one are exit 3 and leave OUT as it was.
 # Usage: html_report_chromium_test.sh GPUVET FAKE_NVML_LIB SOURCE_DIR ARTIFACT_DIR
 # Skipped (77) when chromium is not installed (scripts/setup installs it).
+# shellcheck source=tests/skip.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../skip.sh"
 set -uo pipefail
 gpuvet=$1 fake_nvml=$2 src=$3 art=$4
 chromium=$(command -v chromium || command -v chromium-browser || true)
-[[ -n $chromium ]] || { echo "SKIP: chromium not installed (scripts/setup installs it)"; exit 77; }
+[[ -n $chromium ]] || skip "chromium not installed (scripts/setup installs it)"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }

@@ -5,10 +5,12 @@
 # installed program, manual page, bash completion and default configuration are used. Nothing
 # is installed on this machine.
 # Usage: deb_test.sh BUILD_DIR FAKE_NVML SOURCE_DIR
+# shellcheck source=tests/skip.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../skip.sh"
 set -euo pipefail
 build=$1 fake_nvml=$2 src=$3
 for tool in cpack dpkg-deb dpkg-shlibdeps man; do
-  command -v $tool >/dev/null || { echo "SKIP: $tool missing (scripts/setup installs it)"; exit 77; }
+  command -v $tool >/dev/null || skip "$tool missing (scripts/setup installs it)"
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

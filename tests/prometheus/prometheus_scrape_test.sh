@@ -7,10 +7,12 @@
 # that cannot be written is exit 3 with a message.
 # Usage: prometheus_scrape_test.sh GPUVET FAKE_NVML_LIB SOURCE_DIR
 # Needs Debian's prometheus (prometheus, promtool), curl and python3; skipped (77) otherwise.
+# shellcheck source=tests/skip.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../skip.sh"
 set -uo pipefail
 gpuvet=$1 fake_nvml=$2 src=$3
 for tool in /usr/bin/prometheus /usr/bin/promtool curl python3; do
-  command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed (scripts/setup installs it)"; exit 77; }
+  command -v "$tool" >/dev/null || skip "$tool not installed (scripts/setup installs it)"
 done
 T=$(mktemp -d)
 EXPORTER_PID='' PROM_PID=''

@@ -9,7 +9,8 @@
 # answers (wait_for the state a test needs). Also gives fail, node_state, wait_for and $host.
 # shellcheck shell=bash
 
-skip() { echo "SKIPPED: $*"; exit 77; }
+# shellcheck source=tests/skip.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../skip.sh"
 fail() { echo "FAIL: $*"; exit 1; }
 
 cleanup() {
