@@ -29,7 +29,7 @@ expected=$("$gpuvet" gate --baseline "$T/baseline.toml" "${live[@]}" --one-line)
 check_gpuvet_gate "$T/baseline.toml" "${live[@]}" && fail "degraded node: check passed"
 ((${#DIED[@]} == 1)) || fail "degraded node: die called ${#DIED[@]} times"
 [[ ${DIED[0]} == "1|$expected" ]] || fail "degraded node: die '${DIED[0]}', expected '1|$expected'"
-[[ $expected == "gpuvet: GPU count"* ]] || fail "unexpected reason '$expected'"
+[[ $expected == "gpuvet: GPU1 lost ("* ]] || fail "unexpected reason '$expected'"
 ((${#expected} <= 80)) || fail "reason longer than 80 characters"
 echo "ok: degraded node: die 1 \"$expected\""
 

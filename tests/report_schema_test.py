@@ -48,6 +48,15 @@ def check(label, args, env_extra=None):
     if not out.strip():
         return None  # refused input (exit 3 with a message): nothing to validate
     doc = json.loads(out)
+    if doc.get("schema") == "gpuvet.error/1":
+        # Refused input under --json: the error document, with the process's exit code.
+        for key in ("command", "exit_code", "message", "argv"):
+            if key not in doc:
+                failures.append(f"{label}: error document without '{key}'")
+        if doc.get("exit_code") != rc or rc != 3:
+            failures.append(f"{label}: error document exit_code {doc.get('exit_code')}, "
+                            f"process {rc}")
+        return None
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
     for e in errors[:5]:
         failures.append(f"{label}: {'/'.join(map(str, e.path))}: {e.message[:300]}")

@@ -104,6 +104,14 @@ struct FindingValue {
   Bound bound = Bound::kExactly;  // meaningful for `expected` only
 };
 
+// An operator's acknowledgement of a known condition, from acks.toml: while it holds, the
+// finding is shown as acknowledged and does not move a verdict or an exit code.
+struct AckNote {
+  std::string reason;
+  std::int64_t expires_unix = 0;
+  std::optional<std::string> by;
+};
+
 struct Finding {
   std::string id;
   Severity severity = Severity::kInfo;
@@ -121,6 +129,8 @@ struct Finding {
   // The action for this instance when its severity calls for another than the catalog's
   // (a recent Xid 79: drain; the same Xid days ago: watch). Empty: the catalog's.
   std::optional<Action> action;
+  // Set when an unexpired ack covers it (its id, every subject, its severity or worse).
+  std::optional<AckNote> acknowledged;
 };
 
 // The action a finding calls for: its own, else its catalog row's, else none.
@@ -188,9 +198,30 @@ struct ThresholdInfo {
 // Every threshold with its value in `t` and what it decides, in documentation order.
 std::vector<ThresholdInfo> describe_thresholds(const Thresholds& t);
 
+// One entry of acks.toml (`[[ack]]`: finding, subjects, severity, reason, expires, by). It
+// silences a finding only for the subjects it lists and up to the severity it names; a new
+// subject, a worse severity or an expired ack is never silenced. Like Alertmanager's
+// silences, every ack in force is said in the report.
+struct Ack {
+  std::string finding;
+  std::vector<std::string> subjects;
+  Severity severity = Severity::kWarning;
+  std::string reason;
+  std::int64_t expires_unix = 0;  // the end of the day it names (UTC), or its exact time
+  std::optional<std::string> by;
+  std::string origin;  // "acks.toml, ack 2"
+};
+
+// kInvalidInput naming the file and the entry: unknown keys, a missing id, subject, reason or
+// expiry, a finding id not in the catalog, an expiry more than a year ahead.
+Result<std::vector<Ack>> parse_acks(std::string_view toml_text, const std::string& origin,
+                                    std::int64_t now_unix);
+Result<std::vector<Ack>> load_acks(const std::string& path, std::int64_t now_unix);
+
 struct DiagnoseOptions {
   std::optional<int> expect_gpus;  // --expect-gpus N
   Thresholds thresholds;
+  std::vector<Ack> acks;  // applied last: acknowledged findings leave the verdict
   // Wall clock and uptime "now" for Xid ages. Empty (offline): the capture's own time, or
   // the latest event in it.
   std::optional<std::int64_t> now_unix;
@@ -299,6 +330,10 @@ HangAnalysis analyse_hang(const Facts& facts);
 
 // The exit code a finding of this severity calls for: 0 ok/info, 1 warning, 2 critical.
 int severity_exit_code(Severity s);
+// Marks the findings an unexpired ack covers and notes every ack in force or expired; the
+// verdict (worst) then leaves the acknowledged ones out. diagnose() calls it.
+void apply_acks(Diagnosis& d, const std::vector<Ack>& acks, std::int64_t now_unix);
+
 // 2 when a finding is critical; else 3 when the verdict is incomplete (Diagnosis::incomplete);
 // else severity_exit_code of the worst finding.
 int diagnosis_exit_code(const Diagnosis& d);

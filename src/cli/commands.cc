@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <ctime>
 #include <iostream>
 #include <string_view>
 
@@ -77,6 +78,18 @@ std::string config_file(const std::string& flag) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(kDefaultConfig, ec)) return kDefaultConfig;
   return "";
+}
+
+Status load_acks_option(const std::string& flag, DiagnoseOptions& options) {
+  constexpr const char* kDefaultAcks = "/etc/gpuvet/acks.toml";
+  std::string path = flag;
+  std::error_code ec;
+  if (path.empty() && std::filesystem::is_regular_file(kDefaultAcks, ec)) path = kDefaultAcks;
+  if (path.empty()) return Status::ok();
+  auto acks = load_acks(path, static_cast<std::int64_t>(std::time(nullptr)));
+  if (!acks.is_ok()) return acks.status();
+  options.acks = std::move(acks).value();
+  return Status::ok();
 }
 
 std::string config_template_toml() {

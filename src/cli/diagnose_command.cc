@@ -23,6 +23,7 @@ struct DiagnoseArgs {
   LiveArgs live;
   int expect_gpus = -1;
   std::string config;
+  std::string ack;  // --ack FILE
   std::string prom;
 };
 
@@ -34,6 +35,7 @@ std::function<Outcome()> setup_diagnose(CLI::App& app) {
   app.add_option("--expect-gpus", args->expect_gpus,
                  "GPUs this node must have; fewer is the critical finding gpu-missing")
       ->check(CLI::Range(0, 4096));
+  app.add_option("--ack", args->ack, kAckHelp);
   app.add_option("--config", args->config,
                  "TOML file with a [thresholds] table overriding rule thresholds "
                  "(see docs/findings.md)");
@@ -52,6 +54,10 @@ std::function<Outcome()> setup_diagnose(CLI::App& app) {
       options.thresholds = t.value();
     }
     if (args->expect_gpus >= 0) options.expect_gpus = args->expect_gpus;
+    if (Status s = load_acks_option(args->ack, options); !s.is_ok()) {
+      std::cerr << "gpuvet: " << s.message() << "\n";
+      return {kExitUnusable, false};
+    }
 
     Facts facts;
     bool abandoned = false;

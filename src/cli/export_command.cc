@@ -37,6 +37,7 @@ struct ExportArgs {
   double interval_s = 15;
   int expect_gpus = -1;
   std::string config;
+  std::string ack;  // --ack FILE
 };
 
 // The write end of the pipe SIGTERM/SIGINT write to: a signal handler may only touch
@@ -217,6 +218,10 @@ Outcome run_export(const ExportArgs& args) {
     options.thresholds = t.value();
   }
   if (args.expect_gpus >= 0) options.expect_gpus = args.expect_gpus;
+  if (Status s = load_acks_option(args.ack, options); !s.is_ok()) {
+    std::cerr << "gpuvet export: " << s.message() << "\n";
+    return {kExitUnusable, false};
+  }
 
   // SIGTERM/SIGINT from here on only wake the signal thread, which stops the rest.
   int pipe_fds[2];
@@ -304,6 +309,7 @@ std::function<Outcome()> setup_export(CLI::App& app) {
   app.add_option("--expect-gpus", args->expect_gpus,
                  "GPUs this node must have; fewer is the critical finding gpu-missing")
       ->check(CLI::Range(0, 4096));
+  app.add_option("--ack", args->ack, kAckHelp);
   app.add_option("--config", args->config,
                  "TOML file with a [thresholds] table overriding rule thresholds");
   add_probe_options(app, args->live);

@@ -138,6 +138,7 @@ struct GateArgs {
   std::string drain;  // "slurm": act on the verdict through scontrol (src/sched)
   bool one_line = false;
   std::string config;
+  std::string ack;  // --ack FILE
 };
 
 }  // namespace
@@ -209,6 +210,7 @@ std::function<Outcome()> setup_gate(CLI::App& app) {
       app.add_option("--baseline", args->baseline,
                      "The server model's baseline file (gpuvet baseline capture writes one; "
                      "default: [gate] baseline of the configuration file)");
+  app.add_option("--ack", args->ack, kAckHelp);
   app.add_option("--config", args->config,
                  "Configuration file: its [gate] table gives the defaults of --baseline, "
                  "--profile, --exit-style and --fail-on, its [thresholds] the rules' "
@@ -278,6 +280,8 @@ std::function<Outcome()> setup_gate(CLI::App& app) {
       slurm_node = name.value();
     }
     if (!config_error.empty()) return unusable(config_error, false);
+    if (Status s = load_acks_option(args->ack, dopt); !s.is_ok())
+      return unusable(s.message(), false);
     if (args->baseline.empty())
       return unusable(
           "no baseline: give --baseline FILE, or baseline = \"FILE\" in the [gate] table of "

@@ -44,6 +44,14 @@ CollectOptions collect_options(const LiveArgs& args);
 // when it exists, else none (""). A file named by the flag or the variable must exist (the
 // reader says so); the default one is optional.
 std::string config_file(const std::string& flag);
+
+// The acks in force (docs/findings.md, "Acknowledging a known condition"): --ack FILE, else
+// /etc/gpuvet/acks.toml when it exists, into `options.acks`. A file that cannot be read or
+// parsed is an error the caller turns into exit 3: a broken acks file silences nothing.
+Status load_acks_option(const std::string& flag, DiagnoseOptions& options);
+inline constexpr const char* kAckHelp =
+    "Acknowledged known conditions (TOML [[ack]]: finding, subjects, severity, reason, "
+    "expires); default /etc/gpuvet/acks.toml when it exists";
 // What `gpuvet findings --config-template` prints: every threshold commented out at its
 // default, with what it decides.
 std::string config_template_toml();

@@ -156,6 +156,8 @@ std::function<Outcome()> setup_watch(CLI::App& app) {
                  "Rewrite FILE at every interval with the latest samples as Prometheus metrics "
                  "(node_exporter textfile collector; atomic; docs/prometheus.md)");
   app.add_option("--config", *config, "TOML file with a [thresholds] table (docs/findings.md)");
+  auto ack = std::make_shared<std::string>();
+  app.add_option("--ack", *ack, kAckHelp);
   return [=]() -> Outcome {
     if (!live->from.empty()) {
       std::cerr
@@ -171,6 +173,10 @@ std::function<Outcome()> setup_watch(CLI::App& app) {
         return {kExitUnusable, false};
       }
       judge.thresholds = t.value();
+    }
+    if (Status s = load_acks_option(*ack, judge); !s.is_ok()) {
+      std::cerr << "gpuvet: " << s.message() << "\n";
+      return {kExitUnusable, false};
     }
     if (!record->empty() && !record_target_usable(*record)) return {kExitUnusable, false};
     if (!prom->empty() && (!prom_target_usable(*prom) || !creatable_beside("--prom", *prom)))

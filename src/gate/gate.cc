@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <iterator>
 #include <map>
@@ -163,6 +164,20 @@ bool names_gpu(const std::string& subject, const std::string& gpu) {
 
 }  // namespace
 
+// The reason line's few words for why a GPU is lost; the whole text stays in the evidence.
+std::string short_cause(const std::string& what) {
+  auto has = [&](const char* w) {
+    std::string lower = what;
+    for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return lower.find(w) != std::string::npos;
+  };
+  if (has("fallen off") || has("fell off")) return "fell off the bus";
+  if (has("gpu is lost")) return "NVML: GPU is lost";
+  if (has("requires reset") || has("reset required")) return "needs a reset";
+  if (has("timed out") || has("did not answer") || has("not answer")) return "not answering";
+  return what.size() > 30 ? what.substr(0, 27) + "..." : what;
+}
+
 void group_under_lost_gpus(const Facts& facts, std::vector<Deviation>& deviations) {
   std::vector<Deviation> lost;
   for (const auto& g : facts.gpus) {
@@ -179,8 +194,7 @@ void group_under_lost_gpus(const Facts& facts, std::vector<Deviation>& deviation
         kept.push_back(std::move(d));
     }
     deviations = std::move(kept);
-    std::string why = *g.unresponsive;
-    if (why.size() > 40) why = why.substr(0, 37) + "...";
+    const std::string why = short_cause(*g.unresponsive);
     Deviation d;
     d.key = "gpu." + gpu + ".lost";
     d.subjects = {gpu};
@@ -199,6 +213,7 @@ void group_under_lost_gpus(const Facts& facts, std::vector<Deviation>& deviation
 }
 
 bool gate_counts(const Finding& f, const GateOptions& options) {
+  if (f.acknowledged) return false;  // shown as acknowledged, never the verdict
   return options.fail_on_host || !transient_host_state(f.id);
 }
 

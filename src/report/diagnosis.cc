@@ -101,6 +101,11 @@ nlohmann::ordered_json finding_json(const Finding& f, const Facts& facts) {
       {"observed", value_json(f.observed, false)},
       {"expected", value_json(f.expected, true)},
       {"action", action_name(finding_action(f))},
+      {"acknowledged",
+       f.acknowledged ? json{{"reason", f.acknowledged->reason},
+                             {"expires_unix", f.acknowledged->expires_unix},
+                             {"by", f.acknowledged->by ? json(*f.acknowledged->by) : json(nullptr)}}
+                      : json(nullptr)},
   };
 }
 

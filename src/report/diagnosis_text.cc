@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,15 @@ std::string subjects_from(const FindingGroup& g, std::size_t from) {
   return compact_subjects(rest);
 }
 
+std::string utc_day_text(std::int64_t t) {
+  const std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  if (!::gmtime_r(&tt, &tm)) return std::to_string(t);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
 // Each member's evidence from `column` on, every one on a line of its own at `indent`; a
 // group of more than kShownMembers shows the first ones and a count unless verbose.
 void write_evidence(TerminalText& o, const TextLayout& l, const FindingGroup& g, std::size_t column,
@@ -66,7 +76,12 @@ void write_evidence(TerminalText& o, const TextLayout& l, const FindingGroup& g,
   const std::size_t shown = l.options.verbose || n <= kShownMembers ? n : kShownMembers - 1;
   for (std::size_t i = 0; i < shown; ++i) {
     if (i > 0) o << "\n" << std::string(indent, ' ');
-    o << l.wrap(g.members[i]->evidence, i == 0 ? column : indent, indent);
+    const Finding& f = *g.members[i];
+    std::string text = f.evidence;
+    if (f.acknowledged)  // said with the evidence: acknowledged, not gone
+      text += fmt::format(" [acknowledged until {}: {}]",
+                          utc_day_text(f.acknowledged->expires_unix), f.acknowledged->reason);
+    o << l.wrap(text, i == 0 ? column : indent, indent);
   }
   if (shown < n) {
     const std::string subjects = subjects_from(g, shown);
@@ -145,18 +160,21 @@ std::vector<FindingGroup> group_findings(std::span<const Finding> findings) {
 }
 
 std::string finding_counts(std::span<const FindingGroup> groups) {
-  int critical = 0, warning = 0, info = 0;
+  int critical = 0, warning = 0, info = 0, acknowledged = 0;
   for (const auto& g : groups) {
     const Severity s = g.first().severity;
-    if (s == Severity::kCritical)
+    if (g.first().acknowledged)
+      ++acknowledged;
+    else if (s == Severity::kCritical)
       ++critical;
     else if (s == Severity::kWarning)
       ++warning;
     else
       ++info;
   }
-  return fmt::format("{} critical, {} warning{}, {} info", critical, warning,
-                     warning == 1 ? "" : "s", info);
+  return fmt::format("{} critical, {} warning{}, {} info{}", critical, warning,
+                     warning == 1 ? "" : "s", info,
+                     acknowledged ? fmt::format(", {} acknowledged", acknowledged) : "");
 }
 
 void write_summary_list(TerminalText& o, const TextLayout& l,

@@ -155,7 +155,7 @@ bool watch_judges(const Finding& f) {
 int watch_exit_code(const Diagnosis& d) {
   int code = 0;
   for (const auto& f : d.findings)
-    if (watch_judges(f)) code = std::max(code, severity_exit_code(f.severity));
+    if (watch_judges(f) && !f.acknowledged) code = std::max(code, severity_exit_code(f.severity));
   return code;
 }
 

@@ -1,6 +1,7 @@
 // The rules engine: runs the rule groups over the facts, orders the findings by the
 // article's triage order, decides the bottleneck class and recognises symptom patterns.
 #include <algorithm>
+#include <ctime>
 #include <set>
 #include <string>
 #include <tuple>
@@ -166,6 +167,9 @@ Diagnosis diagnose(const Facts& facts, const DiagnoseOptions& options) {
   order_findings(d.findings);
   d.worst = Severity::kOk;
   for (const auto& f : d.findings) d.worst = std::max(d.worst, f.severity);
+  // Acks hold against the wall clock: an offline paste is judged by today's acks.
+  apply_acks(d, options.acks,
+             options.now_unix.value_or(static_cast<std::int64_t>(std::time(nullptr))));
   decide_bottleneck(facts, options.thresholds, d);
   recognise_symptoms(d);
   // Offline input that describes no GPU. A part of the playbook it does cover (a kernel log,

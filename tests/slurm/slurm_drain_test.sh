@@ -49,7 +49,7 @@ cluster_start
 # Degraded (fault-gpu-lost: GPUs missing against the baseline): drained by gpuvet.
 wait_for 90 '^drain(ed|ing)[^ ]* gpuvet: ' "degraded node drained with a gpuvet reason"
 line=$(node_state)
-[[ $line == *"GPU count"* ]] || fail "the drain reason does not name what failed: $line"
+[[ $line == *"GPU1 lost ("* ]] || fail "the drain reason does not name what failed: $line"
 
 # Healthy again: gpuvet resumes its own drain.
 echo "$scen/h200-1gpu-idle.json" >"$T/scenario"
