@@ -1694,6 +1694,137 @@ def a75(ctx):
     raise Skip("code reading, not a run: `scale` needs a CUDA build and a GPU")
 
 
+# ---------------------------------------------------------------- issue 37 (E1-E15 of the review)
+
+
+def captured_baseline(ctx, name="b.toml", scen="2gpu-pcie-sys.json"):
+    path = ctx.path(name)
+    if not os.path.exists(path):
+        live(ctx, os.path.join(SCEN, scen), "baseline capture", f"--force -o {name}")
+    return path
+
+
+@attack(76, "E1: baseline with a 200 000-digit NV value and pair key",
+        "`gpuvet gate --baseline long-nv.toml`", "3 naming the key, no crash")
+def a76(ctx):
+    base = open(captured_baseline(ctx)).read()
+    with open(ctx.path("long-nv.toml"), "w") as f:
+        f.write(re.sub(r'("GPU0-GPU1" = )"[A-Z0-9]+"', r'\1"NV' + "9" * 200000 + '"', base, count=1))
+    with open(ctx.path("long-key.toml"), "w") as f:
+        f.write(base.replace('"GPU0-GPU1" =', '"GPU0-GPU' + "1" * 200000 + '" =', 1))
+    rs = [live(ctx, os.path.join(SCEN, "2gpu-pcie-sys.json"), "gate", f"--baseline {n}")
+          for n in ("long-nv.toml", "long-key.toml")]
+    ok = all(r.code == 3 and not r.crashed() for r in rs)
+    return V(ok), "; ".join(r.obs(rss=False) for r in rs)
+
+
+@attack(77, "E15: baseline cut in half", "`head -c HALF b.toml > cut.toml; gpuvet gate --baseline cut.toml`",
+        "3 (cut short), never pass")
+def a77(ctx):
+    base = open(captured_baseline(ctx)).read()
+    with open(ctx.path("cut.toml"), "w") as f:
+        f.write(base[: base.index("[paths]")])
+    r = live(ctx, os.path.join(SCEN, "2gpu-pcie-sys.json"), "gate", "--baseline cut.toml --one-line")
+    return V(r.code == 3 and "cut short" in r.text), r.obs(rss=False)
+
+
+@attack(78, "E2: JUnit with control characters in names", "`SC=evil GPU name gpuvet gate --junit j.xml`",
+        "valid XML (no C0 control, no &#27;)")
+def a78(ctx):
+    sc = scenario("2gpu-pcie-sys.json")
+    for g in sc.get("gpus", []):
+        g["name"] = "NVIDIA \x1b[31mL40S\x07"
+    path = ctx.path("evil-names.json")
+    with open(path, "w") as f:
+        json.dump(sc, f)
+    captured_baseline(ctx)
+    live(ctx, path, "gate", "--baseline b.toml --fail-on warning --junit j.xml")
+    data = open(ctx.path("j.xml"), "rb").read() if os.path.exists(ctx.path("j.xml")) else b""
+    bad = [c for c in data if c < 0x20 and c not in (9, 10, 13)]
+    ok = bool(data) and not bad and b"&#27;" not in data and b"&#7;" not in data
+    return V(ok), f"{len(data)} bytes, {len(bad)} control bytes"
+
+
+@attack(79, "E3: fleet document whose host holds a newline", "`gpuvet fleet ingest f.db evil.json`",
+        "that document refused, named; nothing stored under another host")
+def a79(ctx):
+    with open(ctx.path("evil.json"), "w") as f:
+        f.write('{"schema":"gpuvet.gate/1","host":"evil\\nnode00001","node":{"gpu_count":0,"gpus":[],"pairs":[]}}')
+    r = ctx.sh("gpuvet fleet ingest evil.db evil.json")
+    return V(r.code != 0 and "not a plain host name" in r.text and not r.crashed()), r.obs(rss=False)
+
+
+@attack(80, "E5: a number out of range among good reports", "`gpuvet fleet ingest m.db mix/`",
+        "that file named, the others kept")
+def a80(ctx):
+    os.makedirs(ctx.path("mix"), exist_ok=True)
+    for i in range(3):
+        with open(ctx.path("mix", f"n{i}.json"), "w") as f:
+            f.write('{"schema":"gpuvet.gate/1","host":"n%d","node":{"gpu_count":0,"gpus":[],"pairs":[]}}' % i)
+    with open(ctx.path("mix", "zz.json"), "w") as f:
+        f.write('{"schema":"gpuvet.gate/1","x":1e999}')
+    r = ctx.sh("gpuvet fleet ingest m.db mix")
+    ok = ("zz.json" in r.text and "out of range" in r.text and "json.exception" not in r.text
+          and "3 added" in r.text)
+    return V(ok and not r.crashed()), r.obs(r.excerpt(r"added"), False)
+
+
+@attack(81, "E4: a report from the future", "`gpuvet fleet ingest f.db future.json`", "refused, named")
+def a81(ctx):
+    with open(ctx.path("future.json"), "w") as f:
+        f.write('{"schema":"gpuvet.gate/1","host":"skew","collected_unix":2080000000,'
+                '"node":{"gpu_count":0,"gpus":[],"pairs":[]}}')
+    r = ctx.sh("gpuvet fleet ingest future.db future.json")
+    return V(r.code != 0 and "after this machine's clock" in r.text), r.obs(rss=False)
+
+
+@attack(82, "E6: fleet report on a FIFO", "`mkfifo db.fifo; gpuvet fleet report db.fifo` (timeout 10 s)",
+        "3 at once")
+def a82(ctx):
+    if not os.path.exists(ctx.path("db.fifo")):
+        os.mkfifo(ctx.path("db.fifo"))
+    r = ctx.sh("gpuvet fleet report db.fifo", timeout=10)
+    return V(r.code == 3 and not r.timed_out), r.obs(rss=False)
+
+
+@attack(83, "E10: `launch --gpus \"\"`", "`gpuvet launch --per-gpu --gpus '' -- true`", "3, nothing launched")
+def a83(ctx):
+    r = live(ctx, os.path.join(SCEN, "2gpu-pcie-sys.json"), "launch", "--per-gpu --gpus '' -- true")
+    return V(r.code == 3 and "empty" in r.text), r.obs(rss=False)
+
+
+@attack(84, "E14: watch into /dev/full, no duration", "`gpuvet watch --interval 0.2 > /dev/full` (timeout 15 s)",
+        "3 at once")
+def a84(ctx):
+    r = live(ctx, os.path.join(SCEN, "h200-1gpu-idle.json"), "watch", "--interval 0.2 > /dev/full", timeout=15)
+    return V(r.code == 3 and not r.timed_out), r.obs(rss=False)
+
+
+@attack(85, "E13: watch with GPU1 hanging in every sample", "`SC=fault-clock-hang.json gpuvet watch --duration 3 --gpu-timeout 1 --json`",
+        "2, GPU1 named, GPU0 still watched")
+def a85(ctx):
+    r = live(ctx, os.path.join(SCEN, "fault-clock-hang.json"), "watch",
+             "--interval 0.5 --duration 3 --gpu-timeout 1 --json", timeout=30)
+    intervals = sum(1 for l in r.outtext.splitlines() if '"type":"interval"' in l)
+    return V(r.code == 2 and intervals >= 2 and "GPU1" in r.outtext), r.obs(f"{intervals} intervals", False)
+
+
+@attack(86, "E11: --throughput-regex on a 3 MB log line", "`gpuvet launch --per-gpu --log-dir L --throughput-regex '((a*)*b)' -- sh -c 'head -c 3M /dev/zero | tr ...'`",
+        "0, no crash")
+def a86(ctx):
+    r = live(ctx, os.path.join(SCEN, "2gpu-pcie-sys.json"), "launch",
+             "--per-gpu --gpus 0 --check-timeout 0 --log-dir L --throughput-regex '((a*)*([0-9]+))' -- "
+             "sh -c \"head -c 3000000 /dev/zero | tr '\\\\0' a; echo; echo 12 x\"", timeout=60)
+    return V(r.code == 0 and not r.crashed()), r.obs(rss=False)
+
+
+@attack(87, "--json on a failure", "`gpuvet diagnose --json --from /nonexistent`", "3, one gpuvet.error/1 document")
+def a87(ctx):
+    r = ctx.sh("gpuvet diagnose --json --from /nonexistent/capture")
+    doc = r.json() or {}
+    return V(r.code == 3 and doc.get("schema") == "gpuvet.error/1"), r.obs(rss=False)
+
+
 # --------------------------------------------------------------------------- main
 
 
