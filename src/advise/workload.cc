@@ -1,7 +1,5 @@
 // The workload of `gpuvet advise`: names, presets, the checks of impossible numbers, the TOML
 // file and the candidate list.
-#define TOML_EXCEPTIONS 0
-#include <toml++/toml.h>
 
 #include <cctype>
 #include <charconv>
@@ -11,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/small_file.h"
+#include "core/toml_document.h"
 #include "gpuvet/advise.h"
 
 namespace gpuvet {
@@ -292,13 +291,9 @@ constexpr const char* kWorkloadKeys[] = {
 
 Result<Workload> parse_workload_toml(std::string_view text, const std::string& origin,
                                      std::string* candidates) {
-  toml::parse_result parsed = toml::parse(text, origin);
-  if (!parsed) {
-    const auto& err = parsed.error();
-    return Status::invalid_input(fmt::format("{}:{}:{}: {}", origin, err.source().begin.line,
-                                             err.source().begin.column, err.description()));
-  }
-  const toml::table& root = parsed.table();
+  auto parsed = parse_toml(text, origin);
+  if (!parsed.is_ok()) return parsed.status();
+  const toml::table& root = parsed.value();
   for (const auto& [key, node] : root)
     if (key.str() != "workload")
       return Status::invalid_input(

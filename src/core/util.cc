@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <set>
 
 namespace gpuvet {
@@ -184,6 +185,15 @@ std::optional<std::string> normalize_pci_bus_id(std::string_view s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", domain, *bus, *dev, function);
   return std::string(buf);
+}
+
+std::string format_utc(std::int64_t unix_s, const char* format) {
+  const auto tt = static_cast<std::time_t>(unix_s);
+  std::tm tm{};
+  if (!::gmtime_r(&tt, &tm)) return std::to_string(unix_s);
+  char buf[64];
+  if (std::strftime(buf, sizeof buf, format, &tm) == 0) return std::to_string(unix_s);
+  return buf;
 }
 
 }  // namespace gpuvet

@@ -25,6 +25,10 @@ std::optional<double> parse_double(std::string_view s);
 std::optional<std::vector<int>> parse_cpu_list(std::string_view s);
 // {0,1,2,3,8} → "0-3,8"
 std::string format_cpu_list(const std::vector<int>& cpus);
+
+// `unix_s` as UTC through strftime's `format` ("%Y-%m-%d %H:%M UTC"); the number itself when it
+// is no representable time.
+std::string format_utc(std::int64_t unix_s, const char* format);
 // Linux cpumask "ff,00000001" (as in /proc/PID/status Cpus_allowed) → ids.
 std::optional<std::vector<int>> parse_cpu_mask(std::string_view s);
 

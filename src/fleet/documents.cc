@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/small_file.h"
+#include "core/util.h"
 #include "gpuvet/bench.h"
 #include "gpuvet/fleet.h"
 #include "gpuvet/import.h"
@@ -99,14 +100,7 @@ Result<NodePrint> node_from_json(const json& node, const std::string& where) {
   return n;
 }
 
-std::string utc_day(std::int64_t t) {
-  const std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  if (!::gmtime_r(&tt, &tm)) return std::to_string(t);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
-  return buf;
-}
+std::string utc_day(std::int64_t t) { return format_utc(t, "%Y-%m-%d %H:%M"); }
 
 bool plain_host_name(std::string_view h) {
   if (h.empty() || h.size() > 253 || h.front() == '-') return false;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/util.h"
 #include "report/text_layout.h"
 
 namespace gpuvet::report {
@@ -59,14 +60,7 @@ std::string subjects_from(const FindingGroup& g, std::size_t from) {
   return compact_subjects(rest);
 }
 
-std::string utc_day_text(std::int64_t t) {
-  const std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  if (!::gmtime_r(&tt, &tm)) return std::to_string(t);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
+std::string utc_day_text(std::int64_t t) { return format_utc(t, "%Y-%m-%d"); }
 
 // Each member's evidence from `column` on, every one on a line of its own at `indent`; a
 // group of more than kShownMembers shows the first ones and a count unless verbose.

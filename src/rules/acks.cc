@@ -1,7 +1,5 @@
 // rules/acks.cc — operators' acknowledgements of known conditions (acks.toml): read, checked,
 // and applied to a diagnosis so that an acknowledged finding is shown but moves no verdict.
-#define TOML_EXCEPTIONS 0
-#include <toml++/toml.h>
 
 #include <algorithm>
 #include <ctime>
@@ -11,6 +9,8 @@
 #include <fmt/ranges.h>
 
 #include "core/small_file.h"
+#include "core/toml_document.h"
+#include "core/util.h"
 #include "gpuvet/diagnose.h"
 
 namespace gpuvet {
@@ -30,14 +30,7 @@ std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
 }
 
-std::string utc_text(std::int64_t t) {
-  const std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  if (!::gmtime_r(&tt, &tm)) return std::to_string(t);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
-  return buf;
-}
+std::string utc_text(std::int64_t t) { return format_utc(t, "%Y-%m-%d %H:%M UTC"); }
 
 // The expiry: a TOML date (the ack holds through that day, UTC), a date-time with its
 // offset, or the same as a string ("2026-12-20").
@@ -79,13 +72,9 @@ bool covers(const Ack& a, const Finding& f) {
 
 Result<std::vector<Ack>> parse_acks(std::string_view toml_text, const std::string& origin,
                                     std::int64_t now_unix) {
-  toml::parse_result parsed = toml::parse(toml_text, origin);
-  if (!parsed) {
-    const auto& err = parsed.error();
-    return Status::invalid_input(fmt::format("{}:{}:{}: {}", origin, err.source().begin.line,
-                                             err.source().begin.column, err.description()));
-  }
-  const toml::table& root = parsed.table();
+  auto parsed = parse_toml(toml_text, origin);
+  if (!parsed.is_ok()) return parsed.status();
+  const toml::table& root = parsed.value();
   for (const auto& [key, node] : root)
     if (key.str() != "ack")
       return Status::invalid_input(

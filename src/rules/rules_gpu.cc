@@ -55,14 +55,7 @@ std::string age_text(double s) {
   return format_number(s / 86400, 0) + " days";
 }
 
-std::string utc_text(std::int64_t t) {
-  const auto tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  if (!gmtime_r(&tt, &tm)) return std::to_string(t);
-  char buf[40];
-  if (std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm) == 0) return std::to_string(t);
-  return buf;
-}
+std::string utc_text(std::int64_t t) { return format_utc(t, "%Y-%m-%d %H:%M:%S UTC"); }
 
 std::string quote(std::string_view s) {
   s = trim(s);

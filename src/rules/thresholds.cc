@@ -1,8 +1,6 @@
 // Thresholds from a TOML file: a [thresholds] table whose keys are the Thresholds fields.
 // Unknown keys and wrong types are errors: a typo in a gate config must not silently keep
 // the default.
-#define TOML_EXCEPTIONS 0
-#include <toml++/toml.h>
 
 #include <cmath>
 #include <cstdint>
@@ -13,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/small_file.h"
+#include "core/toml_document.h"
 #include "gpuvet/diagnose.h"
 
 namespace gpuvet {
@@ -102,13 +101,9 @@ const Key* find_key(std::string_view name) {
 }  // namespace
 
 Result<Thresholds> parse_thresholds(std::string_view toml_text, const std::string& origin) {
-  toml::parse_result parsed = toml::parse(toml_text, origin);
-  if (!parsed) {
-    const auto& err = parsed.error();
-    return Status::invalid_input(fmt::format("{}:{}:{}: {}", origin, err.source().begin.line,
-                                             err.source().begin.column, err.description()));
-  }
-  const toml::table& root = parsed.table();
+  auto parsed = parse_toml(toml_text, origin);
+  if (!parsed.is_ok()) return parsed.status();
+  const toml::table& root = parsed.value();
   Thresholds t;
   // The configuration file holds [thresholds] (read here) and [gate] (gate/gate_config.cc).
   for (const auto& [key, node] : root) {

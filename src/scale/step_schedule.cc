@@ -105,8 +105,12 @@ class Builder {
     t.after = std::move(after);
     return push(std::move(t));
   }
-  // Fused Adam over `count` fp32 parameters: gradients in `grads`, three state buffers.
-  int optimizer(std::size_t count, int grads, std::vector<int> after) {
+  // Fused Adam over `count` fp32 parameters: gradients in `grads`, three state buffers; after
+  // the step's last collective (the gradients it updates with are reduced by then).
+  int optimizer(std::size_t count, int grads) {
+    std::vector<int> after;
+    const auto coll = s_.collectives();
+    if (!coll.empty()) after.push_back(coll.back());
     Task t;
     t.kind = TaskKind::kOptimizer;
     t.buffer = grads;
@@ -413,12 +417,7 @@ StepSchedule ddp_step(const ScalePreset& p, const StepOptions& o) {
   const int last_gemm = static_cast<int>(s.tasks.size()) - 1;
   if (comm && !o.overlap)
     for (std::size_t k = 0; k < s.buckets.size(); ++k) push_bucket(k, {last_gemm});
-  if (o.optimizer && grad_elems > 0) {
-    std::vector<int> after;
-    const auto coll = s.collectives();
-    if (!coll.empty()) after.push_back(coll.back());
-    b.optimizer(grad_elems, grads, std::move(after));
-  }
+  if (o.optimizer && grad_elems > 0) b.optimizer(grad_elems, grads);
   return s;
 }
 
@@ -504,11 +503,7 @@ StepSchedule fsdp_step(const ScalePreset& p, const StepOptions& o) {
   if (o.optimizer) {
     const std::size_t shard =
         per_layer * static_cast<std::size_t>(layers) / static_cast<std::size_t>(n);
-    const int g = b.buffer(shard, DType::kFp32, 0.0f, "gradient shard (fp32)");
-    std::vector<int> after;
-    const auto coll = s.collectives();
-    if (!coll.empty()) after.push_back(coll.back());
-    b.optimizer(shard, g, std::move(after));
+    b.optimizer(shard, b.buffer(shard, DType::kFp32, 0.0f, "gradient shard (fp32)"));
   }
   return s;
 }
