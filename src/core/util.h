@@ -26,6 +26,10 @@ std::optional<std::vector<int>> parse_cpu_list(std::string_view s);
 // {0,1,2,3,8} → "0-3,8"
 std::string format_cpu_list(const std::vector<int>& cpus);
 
+// `s` with every byte sequence that is not UTF-8 (a stray continuation byte, an overlong form, a
+// surrogate, a cut sequence) replaced by U+FFFD; valid text unchanged.
+std::string valid_utf8(std::string_view s);
+
 // `unix_s` as UTC through strftime's `format` ("%Y-%m-%d %H:%M UTC"); the number itself when it
 // is no representable time.
 std::string format_utc(std::int64_t unix_s, const char* format);

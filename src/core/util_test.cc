@@ -57,6 +57,20 @@ TEST(UtilTest, SplitLinesHandlesCrlfAndNoFinalNewline) {
 }
 
 }  // namespace
+// Catches: a stray continuation byte, an overlong form, a surrogate or a cut sequence let
+// through (an XML or Prometheus reader then drops the whole file); valid text changed.
+TEST(UtilTest, ValidUtf8ReplacesOnlyWhatIsNotUtf8) {
+  const std::string ok = "GPU \xC3\xA9t\xC3\xA9 \xE2\x86\x92 \xF0\x9F\x94\xA5 ASCII";
+  EXPECT_EQ(valid_utf8(ok), ok);
+  const std::string r = "\xEF\xBF\xBD";
+  EXPECT_EQ(valid_utf8("a\xFF" "b"), "a" + r + "b");
+  EXPECT_EQ(valid_utf8("\x80"), r);                          // stray continuation
+  EXPECT_EQ(valid_utf8("\xC0\xAF"), r + r);                  // overlong '/'
+  EXPECT_EQ(valid_utf8("\xED\xA0\x80"), r + r + r);          // a surrogate
+  EXPECT_EQ(valid_utf8("x\xE2\x86"), "x" + r + r);            // cut short
+  EXPECT_EQ(valid_utf8("\xF4\x90\x80\x80"), r + r + r + r);  // past U+10FFFF
+}
+
 }  // namespace gpuvet
 
 // memmem on an empty view is undefined behaviour (its data() may be null): a sanitizer build

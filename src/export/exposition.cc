@@ -8,15 +8,18 @@
 
 #include <fmt/format.h>
 
+#include "core/util.h"
 #include "export/clock_reasons.h"
 #include "gpuvet/prometheus.h"
 
 namespace gpuvet {
 
+// Label values and HELP text are UTF-8 in the exposition format: one byte that is not makes the
+// whole scrape unparsable (E7), so invalid sequences become U+FFFD first.
 std::string escape_label_value(const std::string& value) {
   std::string out;
   out.reserve(value.size());
-  for (char c : value) {
+  for (char c : valid_utf8(value)) {
     if (c == '\\')
       out += "\\\\";
     else if (c == '"')
@@ -54,7 +57,7 @@ std::string format_value(double v) {
 // HELP text escapes backslash and newline (not quotes).
 std::string escape_help(const std::string& text) {
   std::string out;
-  for (char c : text) {
+  for (char c : valid_utf8(text)) {
     if (c == '\\')
       out += "\\\\";
     else if (c == '\n')

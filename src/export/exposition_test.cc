@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/util.h"
 #include "gpuvet/prometheus.h"
 
 namespace gpuvet {
@@ -270,6 +271,17 @@ TEST(PromExposition, HelpAndTypeOncePerFamilyBeforeItsSamples) {
     EXPECT_EQ(n, 1) << name;
     EXPECT_EQ(type[name], 1) << name;
   }
+}
+
+// E7: a label value that is not UTF-8 (a GPU name from a broken VBIOS) leaves the exposition
+// valid UTF-8: promtool and Prometheus refuse the whole scrape otherwise.
+TEST(PromExposition, LabelValuesThatAreNotUtf8AreReplaced) {
+  EXPECT_EQ(escape_label_value("L40S\xFF\xFE"), "L40S\xEF\xBF\xBD\xEF\xBF\xBD");
+  Facts f = two_gpus();
+  f.gpus[0].name = "NVIDIA \xC3(bad";
+  const std::string text = render_prometheus(snapshot_from_facts(f, nullptr));
+  EXPECT_EQ(valid_utf8(text), text);
+  EXPECT_THAT(text, HasSubstr("modelName=\"NVIDIA \xEF\xBF\xBD(bad\""));
 }
 
 TEST(PromExposition, LabelValuesAndHelpAreEscaped) {

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/util.h"
 #include "gpuvet/gate.h"
 #include "gpuvet/report.h"
 #include "report/json_document.h"
@@ -171,41 +172,13 @@ namespace {
 // allowed even as character references (a CI system drops the whole file), and bytes that are
 // not UTF-8 would make it unreadable: both become U+FFFD.
 std::string xml_safe(std::string_view s) {
-  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
   std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
-        out += kReplacement;
-      else
-        out += static_cast<char>(c);
-      ++i;
-      continue;
-    }
-    const std::size_t len = c >= 0xF0 && c <= 0xF4  ? 4
-                            : c >= 0xE0             ? 3
-                            : c >= 0xC2 && c < 0xE0 ? 2
-                                                    : 0;
-    bool ok = len > 0 && i + len <= s.size();
-    for (std::size_t k = 1; ok && k < len; ++k)
-      ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-    if (ok && len == 3) {  // no overlong form, no surrogate
-      const auto c1 = static_cast<unsigned char>(s[i + 1]);
-      ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);
-    }
-    if (ok && len == 4) {
-      const auto c1 = static_cast<unsigned char>(s[i + 1]);
-      ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
-    }
-    if (ok) {
-      out.append(s.substr(i, len));
-      i += len;
-    } else {
-      out += kReplacement;
-      ++i;
-    }
+  for (const char c : valid_utf8(s)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 && c != '\t' && c != '\n' && c != '\r')
+      out += "\xEF\xBF\xBD";
+    else
+      out += c;
   }
   return out;
 }
