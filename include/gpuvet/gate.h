@@ -82,6 +82,10 @@ struct GateReport {
   Diagnosis diagnosis;
   GateVerdict verdict = GateVerdict::kUnknown;
   std::string reason;  // one ASCII line of at most 80 characters, "gpuvet: …"
+  // The first cause of a fail or unknown verdict in a few words ("GPU3 PCIe x8<x16", "GPU1
+  // lost", "ecc-errors GPU0"), and how many causes there are: the Slurm drain reason.
+  std::string brief;
+  int causes = 0;
   int exit_code = 3;
   std::vector<std::string> notes;
   std::optional<std::int64_t> collected_unix;

@@ -29,8 +29,19 @@
 
 namespace gpuvet {
 
-// The prefix of every drain reason gpuvet writes, and the only reasons it changes or clears.
+// gpuvet's drain reasons: "<cause> [gpuvet]", the cause first in at most 20 characters so that
+// `sinfo -R`'s default REASON column shows it, the ownership marker after it. Reasons that
+// start "gpuvet:" (written by gpuvet before the marker) are gpuvet's too; no other reason is
+// ever changed or cleared.
 inline constexpr std::string_view kSlurmReasonPrefix = "gpuvet:";
+inline constexpr std::string_view kSlurmReasonMarker = " [gpuvet]";
+inline constexpr std::size_t kSlurmCauseWidth = 20;
+
+// Whether `reason` is one gpuvet wrote (the marker at its end, or the older prefix).
+bool is_gpuvet_reason(std::string_view reason);
+// The reason for a drain: `cause` cut to kSlurmCauseWidth (ASCII, one line), " +N" when `more`
+// other causes failed the node too, then the marker.
+std::string slurm_drain_reason(std::string_view cause, int more);
 
 enum class SlurmHealth { kHealthy, kUnhealthy, kUnknown };
 
@@ -38,7 +49,7 @@ enum class SlurmHealth { kHealthy, kUnhealthy, kUnknown };
 struct SlurmNodeAction {
   std::string node;  // Slurm's node name ($SLURMD_NODENAME in a HealthCheckProgram)
   SlurmHealth health = SlurmHealth::kUnknown;
-  std::string reason;  // the drain reason for an unhealthy node; must start with "gpuvet:"
+  std::string reason;  // the drain reason for an unhealthy node: is_gpuvet_reason
 };
 
 // The node as `scontrol show node` reports it.
@@ -50,7 +61,7 @@ struct SlurmNodeState {
   std::string reason;              // without Slurm's " [user@time]" suffix; empty when none
   bool drain = false;              // drained or draining (the DRAIN flag)
   bool down = false;               // DOWN or FAIL (not ours to change)
-  bool reason_is_ours() const;     // starts with kSlurmReasonPrefix
+  bool reason_is_ours() const;     // is_gpuvet_reason
 };
 
 // Parses `scontrol show node NAME` (the multi-line form, or `-o`'s one line) for `node`.

@@ -336,7 +336,8 @@ std::function<Outcome()> setup_gate(CLI::App& app) {
       a.health = r.verdict == GateVerdict::kPass   ? SlurmHealth::kHealthy
                  : r.verdict == GateVerdict::kFail ? SlurmHealth::kUnhealthy
                                                    : SlurmHealth::kUnknown;
-      a.reason = r.reason;
+      // The cause first, in sinfo -R's 20 characters; the whole line stays in the report.
+      a.reason = slurm_drain_reason(r.brief, r.causes - 1);
       const auto runner = make_process_runner();
       auto done = apply_slurm_drain(a, *runner);
       if (!done.is_ok()) return unusable(done.status().message(), abandoned);

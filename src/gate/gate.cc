@@ -96,12 +96,35 @@ std::string ascii(std::string_view s) {
 }
 
 // What one item of the reason line says, with and without its subject.
+constexpr std::size_t kBriefWidth = 20;  // sinfo -R's default REASON column
+
 struct ReasonItem {
   std::string subject;
   std::string text;        // "path SYS (baseline PIX)"
   std::string short_text;  // "path SYS": when the subject repeats
   Severity severity = Severity::kWarning;
+  std::string brief;  // the cause in a few words, for the Slurm drain reason
 };
+
+// "GPU0-GPU1" → "GPU0-1": pair subjects in fewer characters.
+std::string short_subject(const std::string& s) {
+  const auto dash = s.find("-GPU");
+  return dash == std::string::npos ? s : s.substr(0, dash + 1) + s.substr(dash + 4);
+}
+
+// A deviation in a few words: "GPU1 lost", "GPU3 PCIe width x8<x16", "GPU0-1 path SYS<PIX".
+std::string brief_of(const Deviation& d) {
+  const std::string subject =
+      d.subjects.empty() ? std::string() : short_subject(d.subjects[0]) + " ";
+  if (d.what == "lost") return subject + "lost";
+  if (d.unknown) return subject + d.what + "?";
+  std::string what = d.what;
+  if (what == "GPU count") what = "GPUs";
+  if (what.rfind("PCIe ", 0) == 0) what = "PCIe";
+  if (what == "power limit") what = "power";
+  const std::string with = subject + what + " " + d.found + "<" + d.expected;
+  return with.size() <= kBriefWidth ? with : subject + what + " " + d.found;
+}
 
 // Transient host state: what the load of the moment makes of the node (CPUs pegged, iowait and
 // I/O pressure, a saturated NIC, clocks under load). Shown by the gate, never its verdict unless
@@ -270,12 +293,12 @@ GateReport judge_gate(const Baseline& baseline, const Facts& facts, Diagnosis di
   std::vector<ReasonItem> failing, unknown, warnings;
   Severity judged = Severity::kOk;  // the worst of what the verdict counts
   for (const auto& d : r.deviations) {
-    ReasonItem item{d.subjects.empty() ? "" : d.subjects.front(),
-                    d.unknown ? d.what + " unknown"
-                    : d.what == "lost"
-                        ? d.found
-                        : fmt::format("{} {} (baseline {})", d.what, d.found, d.expected),
-                    d.unknown ? d.what + " unknown" : d.what + " " + d.found, d.severity};
+    ReasonItem item{
+        d.subjects.empty() ? "" : d.subjects.front(),
+        d.unknown          ? d.what + " unknown"
+        : d.what == "lost" ? d.found
+                           : fmt::format("{} {} (baseline {})", d.what, d.found, d.expected),
+        d.unknown ? d.what + " unknown" : d.what + " " + d.found, d.severity, brief_of(d)};
     if (d.unknown) {
       unknown.push_back(std::move(item));
       continue;
@@ -297,7 +320,9 @@ GateReport judge_gate(const Baseline& baseline, const Facts& facts, Diagnosis di
       subjects += (i ? "," : "") + f.subjects[i];
     if (f.subjects.size() > 2) subjects += ",...";
     const std::string text = f.id + (subjects.empty() ? "" : " " + subjects);
-    (f.severity >= options.fail_on ? failing : warnings).push_back({"", text, text, f.severity});
+    (f.severity >= options.fail_on ? failing : warnings)
+        .push_back({"", text, text, f.severity,
+                    f.id + (f.subjects.empty() ? "" : " " + short_subject(f.subjects[0]))});
   }
   if (!not_judged.empty())
     r.notes.push_back(fmt::format(
@@ -314,6 +339,8 @@ GateReport judge_gate(const Baseline& baseline, const Facts& facts, Diagnosis di
   if (!failing.empty()) {
     r.verdict = GateVerdict::kFail;
     r.reason = reason_line(failing, "");
+    r.brief = failing.front().brief;
+    r.causes = static_cast<int>(failing.size());
   } else if (!unknown.empty() || incomplete) {
     r.verdict = GateVerdict::kUnknown;
     if (unknown.empty() && incomplete)
@@ -322,6 +349,8 @@ GateReport judge_gate(const Baseline& baseline, const Facts& facts, Diagnosis di
                                                         : r.diagnosis.incomplete.front(),
                          ""});
     r.reason = reason_line(unknown, "unknown: ");
+    r.brief = unknown.front().brief.empty() ? "unknown" : unknown.front().brief;
+    r.causes = static_cast<int>(unknown.size());
   } else if (!warnings.empty()) {
     // Passes, but the warnings below --fail-on are said on the line the exit code goes with.
     r.verdict = GateVerdict::kPass;

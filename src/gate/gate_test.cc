@@ -75,6 +75,8 @@ TEST(Gate, ALostP2pPathFailsWithTheReasonAndEachStylesExitCode) {
     EXPECT_EQ(r.verdict, GateVerdict::kFail);
     EXPECT_EQ(r.exit_code, s.code) << exit_style_name(s.style);
     EXPECT_EQ(r.reason, "gpuvet: GPU0-GPU1 path SYS (baseline PIX); P2P NS");
+    EXPECT_EQ(r.brief, "GPU0-1 path SYS<PIX");
+    EXPECT_EQ(r.causes, 2);
     ASSERT_FALSE(r.diagnosis.findings.empty());
     EXPECT_EQ(r.diagnosis.findings[0].id, "baseline-deviation");
     EXPECT_NE(r.diagnosis.findings[0].evidence.find("baseline /etc/gpuvet/model-a.toml@"),
@@ -196,6 +198,7 @@ TEST(Gate, ALostGpuIsOneLineFirstWithItsValuesUnderIt) {
     const GateReport r = gate(baseline_of(good), f, o);
     EXPECT_EQ(r.verdict, GateVerdict::kFail) << r.reason;
     EXPECT_EQ(r.reason.rfind("gpuvet: GPU1 lost (fell off the bus)", 0), 0u) << r.reason;
+    EXPECT_EQ(r.brief, "GPU1 lost");
     ASSERT_FALSE(r.deviations.empty());
     EXPECT_EQ(r.deviations[0].what, "lost");
     EXPECT_NE(r.deviations[0].evidence.find("could not be checked"), std::string::npos)

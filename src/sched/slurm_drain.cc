@@ -92,7 +92,25 @@ Result<CommandResult> run_scontrol(const CommandRunner& runner, const SlurmDrain
 
 }  // namespace
 
-bool SlurmNodeState::reason_is_ours() const { return starts_with(reason, kSlurmReasonPrefix); }
+bool is_gpuvet_reason(std::string_view reason) {
+  return starts_with(reason, kSlurmReasonPrefix) ||
+         (reason.size() >= kSlurmReasonMarker.size() &&
+          reason.substr(reason.size() - kSlurmReasonMarker.size()) == kSlurmReasonMarker);
+}
+
+std::string slurm_drain_reason(std::string_view cause, int more) {
+  std::string c;
+  for (const char ch : cause) {
+    if (c.size() >= kSlurmCauseWidth) break;
+    c += ch >= 0x20 && ch < 0x7F ? ch : '?';
+  }
+  while (!c.empty() && c.back() == ' ') c.pop_back();
+  if (c.empty()) c = "failed";
+  if (more > 0) c += fmt::format(" +{}", more);
+  return c + std::string(kSlurmReasonMarker);
+}
+
+bool SlurmNodeState::reason_is_ours() const { return is_gpuvet_reason(reason); }
 
 const char* slurm_change_name(SlurmChange c) {
   switch (c) {
@@ -174,11 +192,11 @@ Result<SlurmOutcome> apply_slurm_drain(const SlurmNodeAction& action, const Comm
                                        const SlurmDrainOptions& options) {
   if (action.node.empty()) return Status::invalid_input("slurm: no node name");
   if (action.health == SlurmHealth::kUnhealthy &&
-      (!starts_with(action.reason, kSlurmReasonPrefix) ||
+      (!is_gpuvet_reason(action.reason) ||
        action.reason.find_first_of("\r\n") != std::string::npos))
     return Status::invalid_input(
-        fmt::format("slurm: a drain reason must be one line starting with '{}': '{}'",
-                    kSlurmReasonPrefix, action.reason));
+        fmt::format("slurm: a drain reason must be one line ending '{}': '{}'", kSlurmReasonMarker,
+                    action.reason));
 
   auto shown = run_scontrol(runner, options, {"show", "node", action.node});
   if (!shown.is_ok()) return shown.status();

@@ -324,4 +324,21 @@ TEST(GateDrainSlurm, MissingScontrolIsExit3WithAMessage) {
 }
 
 }  // namespace
+// The cause first in sinfo -R's 20 characters, then the marker gpuvet recognises its own
+// drains by; the older "gpuvet:" reasons stay gpuvet's, an admin's never.
+TEST(SlurmDrain, TheReasonFitsSinfosColumnAndEndsWithTheMarker) {
+  EXPECT_EQ(slurm_drain_reason("GPU3 PCIe x8<x16", 0), "GPU3 PCIe x8<x16 [gpuvet]");
+  EXPECT_EQ(slurm_drain_reason("GPU1 lost", 3), "GPU1 lost +3 [gpuvet]");
+  const std::string r = slurm_drain_reason("a cause far longer than twenty characters\n", 0);
+  EXPECT_EQ(r, "a cause far longer t [gpuvet]");
+  EXPECT_TRUE(is_gpuvet_reason(r));
+  EXPECT_TRUE(is_gpuvet_reason("gpuvet: GPU count 3 (baseline 1)"));
+  EXPECT_FALSE(is_gpuvet_reason("admin: gpuvet: said so, check fan"));
+  EXPECT_FALSE(is_gpuvet_reason("fan broken [gpuvet] said the vendor"));
+  FakeScontrol sc(show_node("IDLE+DRAIN", "GPU1 lost [gpuvet]"));
+  auto o = apply_slurm_drain(healthy(), sc);
+  ASSERT_TRUE(o.is_ok()) << o.status().message();
+  EXPECT_EQ(o.value().change, SlurmChange::kResumed);
+}
+
 }  // namespace gpuvet

@@ -47,9 +47,12 @@ HealthCheckNodeState=ANY"
 cluster_start
 
 # Degraded (fault-gpu-lost: GPUs missing against the baseline): drained by gpuvet.
-wait_for 90 '^drain(ed|ing)[^ ]* gpuvet: ' "degraded node drained with a gpuvet reason"
+wait_for 90 '^drain(ed|ing)[^ ]* .*\[gpuvet\]$' "degraded node drained with a gpuvet reason"
 line=$(node_state)
-[[ $line == *"GPU1 lost ("* ]] || fail "the drain reason does not name what failed: $line"
+[[ $line == *"GPU1 lost +"*"[gpuvet]" ]] || fail "the drain reason does not name what failed: $line"
+# The cause fits sinfo -R's default REASON column (20 characters), the marker after it.
+reason=$(timeout 10 sinfo -h -R -N -o "%20E" | head -1)
+[[ $reason == "GPU1 lost +"* ]] || fail "sinfo -R's REASON column does not show the cause: '$reason'"
 
 # Healthy again: gpuvet resumes its own drain.
 echo "$scen/h200-1gpu-idle.json" >"$T/scenario"
