@@ -5,13 +5,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <iterator>
 #include <map>
 #include <set>
 #include <string>
 
+#include "core/util.h"
 #include "gpuvet/gate.h"
 
 namespace gpuvet {
@@ -131,12 +131,10 @@ std::string brief_of(const Deviation& d) {
 // --fail-on-host: a healthy node running a job must not be drained for being busy.
 bool transient_host_state(const std::string& id) {
   if (id == "clocks-below-target") return true;
-  for (const auto& e : finding_catalog())
-    if (id == e.id) {
-      const std::string_view c = e.category;
-      return c == "host-cpu" || c == "host-io" || c == "network";
-    }
-  return false;
+  const CatalogEntry* e = find_catalog_entry(id);
+  if (!e) return false;
+  const std::string_view c = e->category;
+  return c == "host-cpu" || c == "host-io" || c == "network";
 }
 
 std::string reason_line(const std::vector<ReasonItem>& items, std::string_view head) {
@@ -189,11 +187,8 @@ bool names_gpu(const std::string& subject, const std::string& gpu) {
 
 // The reason line's few words for why a GPU is lost; the whole text stays in the evidence.
 std::string short_cause(const std::string& what) {
-  auto has = [&](const char* w) {
-    std::string lower = what;
-    for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return lower.find(w) != std::string::npos;
-  };
+  const std::string lower = to_lower(what);
+  auto has = [&](const char* w) { return lower.find(w) != std::string::npos; };
   if (has("fallen off") || has("fell off")) return "fell off the bus";
   if (has("gpu is lost")) return "NVML: GPU is lost";
   if (has("requires reset") || has("reset required")) return "needs a reset";

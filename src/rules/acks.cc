@@ -53,10 +53,10 @@ std::optional<std::int64_t> expiry_of(const toml::node& n) {
   return std::nullopt;
 }
 
+// An ack's severity, by the names severity_name gives.
 std::optional<Severity> severity_named(std::string_view s) {
-  if (s == "info") return Severity::kInfo;
-  if (s == "warning") return Severity::kWarning;
-  if (s == "critical") return Severity::kCritical;
+  for (const Severity v : {Severity::kInfo, Severity::kWarning, Severity::kCritical})
+    if (s == severity_name(v)) return v;
   return std::nullopt;
 }
 
