@@ -11,7 +11,7 @@
 //   DCGM_FI_DRIVER_VERSION), so `on(UUID)` joins them with DCGM_FI_* series.
 // - write_textfile: node_exporter's textfile collector file, written atomically (a temporary
 //   file in the same directory, fsync, rename); and MetricsServer, which serves /metrics over
-//   HTTP (cpp-httplib) in builds that have it.
+//   HTTP (poll-based, bounded against slow and numerous clients).
 // The snapshot functions and the renderer are pure; the server is thread-safe as documented.
 #pragma once
 
@@ -128,31 +128,34 @@ Status check_textfile_target(const std::string& path);
 
 // ---------------------------------------------------------------- HTTP
 
-// Whether this build can serve HTTP (cpp-httplib; not in the portable static build).
-bool metrics_server_available();
-
 struct MetricsServerOptions {
   std::string host = "127.0.0.1";
   int port = 0;  // 0: any free port (MetricsServer::port says which)
-  // Connections served at once, and accepted ones waiting for a thread; beyond that the
-  // accept loop waits and further clients wait in the kernel's listen backlog.
-  int threads = 16;
-  int queued_connections = 16;
-  // A connection that sends nothing holds its thread this long (a request, or the next
-  // request of a kept-alive connection): short, so idle connections cannot starve scrapes.
-  std::chrono::seconds read_timeout{2};
-  std::chrono::seconds keep_alive_timeout{2};
-  std::chrono::seconds write_timeout{5};
-  std::size_t max_request_body_bytes = 4096;
+  // Open connections, and from one peer address (clamped under the process's descriptor
+  // limit). A new connection over either cap closes the oldest one (of that peer, else of all)
+  // that is still sending its head: a client cannot starve scrapes by holding connections.
+  std::size_t max_connections = 512;
+  std::size_t max_per_peer = 128;
+  // The whole request head must arrive within head_timeout (not per read: a client sending a
+  // header line a second is cut too); the whole answer must be written within write_timeout;
+  // after it the client has linger_timeout to close.
+  std::chrono::milliseconds head_timeout{3000};
+  std::chrono::milliseconds write_timeout{10000};
+  std::chrono::milliseconds linger_timeout{2000};
+  // A head over max_head_bytes is 414 (request line) or 431; more lines than max_header_lines
+  // is 431. A body is never read.
+  std::size_t max_head_bytes = 8192;
+  std::size_t max_header_lines = 64;
 };
 
-// Serves GET /metrics (the body `metrics` returns, text/plain; version=0.0.4) and GET / (a
-// short page), 404 for other paths. `metrics` is called on the server's threads, concurrently.
+// Serves GET (and HEAD) /metrics (the body `metrics` returns, text/plain; version=0.0.4) and / (a
+// short page), 404 for other paths, 405 for other methods, 400 for what is not HTTP/1.x; one
+// answer per connection (Connection: close). One thread: `metrics` is called on run()'s.
 class MetricsServer {
  public:
   virtual ~MetricsServer() = default;
   virtual int port() const = 0;
-  // Serves until stop(); returns after the last connection is done.
+  // Serves until stop(), then closes the connections still open and returns.
   virtual void run() = 0;
   // From any thread, and safe to call more than once.
   virtual void stop() = 0;

@@ -20,17 +20,11 @@ std::string version_text() {
       "gpuvet {} (commit {}, {} build{})\n"
       "  NVML: loaded at run time (libnvidia-ml.so.1, or --nvml / $GPUVET_NVML_LIBRARY)\n"
       "  CUDA/NCCL measurements (bench, scale): {}\n"
-      "  Prometheus /metrics server (export --listen): {}",
+      "  Prometheus /metrics server (export --listen): in every build",
       b.version, b.commit, b.build_type[0] ? b.build_type : "default",
       b.portable ? ", portable: third-party libraries static" : "",
       b.cuda ? "compiled in (CUDA runtime static; libcuda, NCCL and cuBLASLt loaded at run time)"
-             : "not compiled in (built without nvcc)",
-#ifdef GPUVET_HAVE_HTTPLIB
-      "compiled in"
-#else
-      "not in this build (the textfile --prom works)"
-#endif
-  );
+             : "not compiled in (built without nvcc)");
 }
 
 namespace {

@@ -195,12 +195,6 @@ Outcome run_export(const ExportArgs& args) {
                    "GPU inventory and findings; add --allow-remote to serve it anyway\n";
       return {kExitUnusable, false};
     }
-    if (!metrics_server_available()) {
-      std::cerr << "gpuvet export: this gpuvet build has no HTTP server (the portable static "
-                   "build links none); use --prom FILE with node_exporter's textfile "
-                   "collector instead\n";
-      return {kExitUnusable, false};
-    }
   }
   if (!args.prom.empty()) {
     if (Status s = check_textfile_target(args.prom); !s.is_ok()) {

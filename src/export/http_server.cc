@@ -1,172 +1,359 @@
-// MetricsServer on cpp-httplib (Debian's libcpp-httplib-dev), in builds that have it.
+// MetricsServer: one thread, poll(), non-blocking sockets.
 //
-// Bounds: `threads` connections are served at once and `queued_connections` more wait for a
-// thread; when both are full the accept loop waits, so further clients wait in the kernel's
-// listen backlog instead of growing a queue. Reads and writes time out; a request line or a
-// header line over 8 KiB and a body over max_request_body_bytes are refused by the library.
-#include "gpuvet/prometheus.h"
+// Why not a library: cpp-httplib 0.11 (Debian 12) gives each connection a thread for as long as
+// it reads, with a timeout per read, so 20 clients that send one header line a second hold every
+// thread and no scrape is answered (slowloris); none of Debian's HTTP libraries bounds the whole
+// request head. Here a waiting connection costs a slot in a poll set, not a thread, and:
+// - the whole request head must arrive within head_timeout (3 s), the whole answer be written
+//   within write_timeout; the head is at most max_head_bytes and max_header_lines;
+// - at most max_connections are open and max_per_peer from one address; a new connection over
+//   either cap closes the oldest one of that peer (or of all) still sending its head, so a
+//   scrape, whose head comes in one packet, always gets in;
+// - every answer is one HTTP/1.1 response with Connection: close.
+// The request is read only as far as its request line: GET and HEAD of /metrics and /.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
-#ifdef GPUVET_HAVE_HTTPLIB
-
+#include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <deque>
-#include <mutex>
-#include <thread>
+#include <cerrno>
+#include <cstring>
+#include <list>
+#include <map>
 
 #include <fmt/format.h>
-#include <httplib.h>
+
+#include "gpuvet/prometheus.h"
 
 namespace gpuvet {
 
 namespace {
 
-// httplib's own ThreadPool queues without limit; this one makes the accept loop wait.
-class BoundedPool : public httplib::TaskQueue {
- public:
-  BoundedPool(int threads, int capacity) : capacity_(static_cast<std::size_t>(capacity)) {
-    for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
-  }
+using Clock = std::chrono::steady_clock;
 
-  void enqueue(std::function<void()> fn) override {
-    std::unique_lock<std::mutex> lock(mutex_);
-    space_.wait(lock, [this] { return jobs_.size() < capacity_ || shutdown_; });
-    jobs_.push_back(std::move(fn));
-    ready_.notify_one();
-  }
-
-  void shutdown() override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      shutdown_ = true;
-    }
-    ready_.notify_all();
-    space_.notify_all();
-    for (auto& t : workers_) t.join();
-  }
-
- private:
-  void work() {
-    for (;;) {
-      std::function<void()> fn;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        ready_.wait(lock, [this] { return !jobs_.empty() || shutdown_; });
-        if (jobs_.empty()) return;  // shut down and drained
-        fn = std::move(jobs_.front());
-        jobs_.pop_front();
-      }
-      space_.notify_one();
-      fn();  // serves one connection and closes it
-    }
-  }
-
-  const std::size_t capacity_;
-  std::mutex mutex_;
-  std::condition_variable ready_, space_;
-  std::deque<std::function<void()>> jobs_;
-  std::vector<std::thread> workers_;
-  bool shutdown_ = false;
+struct Connection {
+  int fd = -1;
+  std::string peer;  // the address, without the port
+  Clock::time_point opened;
+  enum class State { kReading, kWriting, kDraining } state = State::kReading;
+  Clock::time_point deadline;
+  std::string in;
+  std::string out;
+  std::size_t sent = 0;
 };
 
-class HttplibServer : public MetricsServer {
+std::string peer_address(const sockaddr_storage& a) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (a.ss_family == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&a);
+    inet_ntop(AF_INET, &v4->sin_addr, text, sizeof text);
+  } else if (a.ss_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&a);
+    if (IN6_IS_ADDR_V4MAPPED(&v6->sin6_addr))  // ::ffff:a.b.c.d is the IPv4 peer a.b.c.d
+      inet_ntop(AF_INET, &v6->sin6_addr.s6_addr[12], text, sizeof text);
+    else
+      inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof text);
+  }
+  return text;
+}
+
+std::string response(int code, std::string_view reason, std::string_view type,
+                     std::string_view body, bool head_only, std::string_view extra = {}) {
+  std::string r = fmt::format(
+      "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n",
+      code, reason, type, body.size(), extra);
+  if (!head_only) r += body;
+  return r;
+}
+
+std::string error_response(int code, std::string_view reason) {
+  return response(code, reason, "text/plain; charset=utf-8",
+                  fmt::format("{} {} (gpuvet serves GET /metrics and /)\n", code, reason), false);
+}
+
+class PollServer : public MetricsServer {
  public:
-  HttplibServer(const MetricsServerOptions& o, std::function<std::string()> metrics,
-                std::string index_page)
-      : options_(o), metrics_(std::move(metrics)), index_(std::move(index_page)) {
-    const int threads = std::max(1, o.threads);
-    const int queued = std::max(1, o.queued_connections);
-    server_.new_task_queue = [threads, queued] { return new BoundedPool(threads, queued); };
-    server_.set_read_timeout(o.read_timeout);
-    server_.set_write_timeout(o.write_timeout);
-    server_.set_keep_alive_timeout(o.keep_alive_timeout.count());
-    server_.set_keep_alive_max_count(100);
-    server_.set_payload_max_length(o.max_request_body_bytes);
-    server_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-      res.set_content(metrics_(), "text/plain; version=0.0.4; charset=utf-8");
-    });
-    server_.Get("/", [this](const httplib::Request&, httplib::Response& res) {
-      res.set_content(index_, "text/plain; charset=utf-8");
-    });
-    server_.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-      if (res.body.empty())
-        res.set_content(fmt::format("{} (gpuvet serves /metrics and /)\n", res.status),
-                        "text/plain; charset=utf-8");
-    });
+  PollServer(const MetricsServerOptions& o, std::function<std::string()> metrics,
+             std::string index_page)
+      : options_(o), metrics_(std::move(metrics)), index_(std::move(index_page)) {}
+
+  ~PollServer() override {
+    for (auto& c : connections_) ::close(c.fd);
+    if (listen_fd_ >= 0) ::close(listen_fd_);
+    for (int fd : wake_) ::close(fd);
   }
 
   Status bind() {
-    if (options_.port == 0) {
-      port_ = server_.bind_to_any_port(options_.host);
-      if (port_ <= 0) port_ = -1;
-    } else if (server_.bind_to_port(options_.host, options_.port)) {
-      port_ = options_.port;
-    } else {
-      port_ = -1;
+    const std::string port = std::to_string(options_.port);
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    addrinfo* found = nullptr;
+    const char* host = options_.host.empty() ? nullptr : options_.host.c_str();
+    if (int rc = ::getaddrinfo(host, port.c_str(), &hints, &found); rc != 0)
+      return Status::invalid_input(fmt::format("cannot listen on {}:{}: {}", options_.host,
+                                               options_.port, ::gai_strerror(rc)));
+    int last_errno = 0;
+    for (addrinfo* a = found; a && listen_fd_ < 0; a = a->ai_next) {
+      int fd =
+          ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+      if (fd < 0) {
+        last_errno = errno;
+        continue;
+      }
+      const int one = 1;
+      ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 128) == 0) {
+        listen_fd_ = fd;
+      } else {
+        last_errno = errno;
+        ::close(fd);
+      }
     }
-    if (port_ < 0)
+    ::freeaddrinfo(found);
+    if (listen_fd_ < 0)
       return Status::invalid_input(fmt::format(
-          "cannot listen on {}:{} (address not on this machine, or the port is in use or "
+          "cannot listen on {}:{}: {} (address not on this machine, or the port is in use or "
           "needs privileges)",
-          options_.host, options_.port));
+          options_.host, options_.port, std::strerror(last_errno)));
+    sockaddr_storage bound{};
+    socklen_t len = sizeof bound;
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &len);
+    port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                              : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    if (::pipe2(wake_, O_NONBLOCK | O_CLOEXEC) != 0) {
+      wake_[0] = wake_[1] = -1;
+      return Status::unavailable(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+    }
+    // Each connection is a descriptor: stay well under the process's limit.
+    rlimit nofile{};
+    std::size_t cap = options_.max_connections;
+    if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur > 64)
+      cap = std::min<std::size_t>(cap, static_cast<std::size_t>(nofile.rlim_cur) - 64);
+    max_connections_ = std::max<std::size_t>(cap, 1);
     return Status::ok();
   }
 
   int port() const override { return port_; }
 
   void run() override {
-    running_ = true;
-    if (!stopped_) server_.listen_after_bind();
-    running_ = false;
+    std::vector<pollfd> fds;
+    while (!stopped_) {
+      fds.clear();
+      fds.push_back({wake_[0], POLLIN, 0});
+      fds.push_back({listen_fd_, POLLIN, 0});
+      auto now = Clock::now();
+      auto next = now + std::chrono::seconds(1);
+      for (const auto& c : connections_) {
+        fds.push_back(
+            {c.fd, static_cast<short>(c.state == Connection::State::kWriting ? POLLOUT : POLLIN),
+             0});
+        next = std::min(next, c.deadline);
+      }
+      const auto wait =
+          std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count() + 1;
+      if (::poll(fds.data(), fds.size(), static_cast<int>(std::max<long>(wait, 0))) < 0 &&
+          errno != EINTR)
+        break;
+      if (stopped_) break;
+      // Connections first, so a head that has arrived is answered before an eviction.
+      std::size_t i = 2;
+      for (auto it = connections_.begin(); it != connections_.end(); ++i) {
+        const short revents = fds[i].revents;
+        bool keep = true;
+        if (revents & (POLLERR | POLLNVAL))
+          keep = false;
+        else if (revents & (POLLIN | POLLHUP) && it->state == Connection::State::kReading)
+          keep = read_head(*it);
+        else if (revents & POLLOUT && it->state == Connection::State::kWriting)
+          keep = write_answer(*it);
+        else if (revents & (POLLIN | POLLHUP) && it->state == Connection::State::kDraining)
+          keep = drain(*it);
+        if (keep && Clock::now() >= it->deadline) keep = false;  // too slow: cut
+        it = keep ? std::next(it) : close(it);
+      }
+      if (fds[1].revents & POLLIN) accept_all();
+    }
+    for (auto it = connections_.begin(); it != connections_.end();) it = close(it);
   }
 
   void stop() override {
     stopped_ = true;
-    // httplib's stop() does nothing before its loop has started: repeat until run() is over.
-    while (running_) {
-      server_.stop();
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (wake_[1] >= 0) {
+      const char byte = 1;
+      [[maybe_unused]] auto n = ::write(wake_[1], &byte, 1);
     }
   }
 
  private:
+  using Iterator = std::list<Connection>::iterator;
+
+  Iterator close(Iterator it) {
+    ::close(it->fd);
+    if (auto p = per_peer_.find(it->peer); p != per_peer_.end() && --p->second == 0)
+      per_peer_.erase(p);
+    return connections_.erase(it);
+  }
+
+  // The oldest connection still sending its head or already answered, of `peer` (or of anyone
+  // when empty): never one being answered.
+  Iterator oldest_reading(const std::string& peer) {
+    return std::find_if(connections_.begin(), connections_.end(), [&](const Connection& c) {
+      return c.state != Connection::State::kWriting && (peer.empty() || c.peer == peer);
+    });
+  }
+
+  void accept_all() {
+    for (;;) {
+      sockaddr_storage addr{};
+      socklen_t len = sizeof addr;
+      int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len,
+                         SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) return;  // EAGAIN, or a transient error (EMFILE, ECONNABORTED): poll again
+      std::string peer = peer_address(addr);
+      // connections_ is in opening order, so the first match is the oldest.
+      if (per_peer_[peer] >= options_.max_per_peer) {
+        if (auto victim = oldest_reading(peer); victim != connections_.end()) {
+          close(victim);
+        } else {
+          ::close(fd);
+          continue;
+        }
+      }
+      if (connections_.size() >= max_connections_) {
+        if (auto victim = oldest_reading({}); victim != connections_.end()) {
+          close(victim);
+        } else {
+          ::close(fd);
+          continue;
+        }
+      }
+      const auto now = Clock::now();
+      Connection c;
+      c.fd = fd;
+      c.peer = std::move(peer);
+      c.opened = now;
+      c.deadline = now + options_.head_timeout;
+      ++per_peer_[c.peer];
+      connections_.push_back(std::move(c));
+    }
+  }
+
+  // false: close it.
+  bool read_head(Connection& c) {
+    char buffer[4096];
+    for (;;) {
+      const ssize_t n = ::recv(c.fd, buffer, sizeof buffer, 0);
+      if (n == 0) return false;
+      if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+      const std::size_t scanned = c.in.size() >= 3 ? c.in.size() - 3 : 0;
+      c.in.append(buffer, static_cast<std::size_t>(n));
+      if (auto end = c.in.find("\r\n\r\n", scanned); end != std::string::npos) {
+        c.in.resize(end + 2);
+        const auto lines = static_cast<std::size_t>(std::count(c.in.begin(), c.in.end(), '\n'));
+        answer(c, lines > options_.max_header_lines + 1
+                      ? error_response(431, "Request Header Fields Too Large")
+                      : route(c.in));
+        return write_answer(c);
+      }
+      const bool line_ended = c.in.find('\n') != std::string::npos;
+      if (c.in.size() > options_.max_head_bytes) {
+        answer(c, line_ended ? error_response(431, "Request Header Fields Too Large")
+                             : error_response(414, "URI Too Long"));
+        return write_answer(c);
+      }
+      if (static_cast<std::size_t>(std::count(c.in.begin(), c.in.end(), '\n')) >
+          options_.max_header_lines + 1) {
+        answer(c, error_response(431, "Request Header Fields Too Large"));
+        return write_answer(c);
+      }
+    }
+  }
+
+  void answer(Connection& c, std::string out) {
+    c.state = Connection::State::kWriting;
+    c.out = std::move(out);
+    c.sent = 0;
+    c.deadline = Clock::now() + options_.write_timeout;
+    c.in.clear();
+    c.in.shrink_to_fit();
+  }
+
+  bool write_answer(Connection& c) {
+    while (c.sent < c.out.size()) {
+      const ssize_t n = ::send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+      if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+      c.sent += static_cast<std::size_t>(n);
+    }
+    // All written. Closing now with unread request bytes would send a reset that can destroy
+    // the answer in the client's buffer: end our side, then read and drop until the client
+    // closes (bounded by linger_timeout).
+    ::shutdown(c.fd, SHUT_WR);
+    c.state = Connection::State::kDraining;
+    c.out.clear();
+    c.out.shrink_to_fit();
+    c.deadline = Clock::now() + options_.linger_timeout;
+    return true;
+  }
+
+  bool drain(Connection& c) {
+    char buffer[4096];
+    for (;;) {
+      const ssize_t n = ::recv(c.fd, buffer, sizeof buffer, 0);
+      if (n == 0) return false;
+      if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    }
+  }
+
+  // The head, up to and including its last CRLF: only the request line matters.
+  std::string route(std::string_view head) {
+    const auto eol = head.find("\r\n");
+    const std::string_view line = head.substr(0, eol);
+    const auto sp1 = line.find(' ');
+    const auto sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+    if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos ||
+        !line.substr(sp2 + 1).starts_with("HTTP/1."))
+      return error_response(400, "Bad Request");
+    const std::string_view method = line.substr(0, sp1);
+    std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+    target = target.substr(0, target.find('?'));
+    const bool head_only = method == "HEAD";
+    if (method != "GET" && !head_only)
+      return response(405, "Method Not Allowed", "text/plain; charset=utf-8",
+                      "405 Method Not Allowed (gpuvet serves GET /metrics and /)\n", false,
+                      "Allow: GET, HEAD\r\n");
+    if (target == "/metrics")
+      return response(200, "OK", "text/plain; version=0.0.4; charset=utf-8", metrics_(), head_only);
+    if (target == "/") return response(200, "OK", "text/plain; charset=utf-8", index_, head_only);
+    return error_response(404, "Not Found");
+  }
+
   MetricsServerOptions options_;
   std::function<std::string()> metrics_;
   std::string index_;
-  httplib::Server server_;
+  int listen_fd_ = -1;
+  int wake_[2] = {-1, -1};
   int port_ = -1;
-  std::atomic<bool> running_{false};
+  std::size_t max_connections_ = 0;
+  std::list<Connection> connections_;  // in opening order
+  std::map<std::string, std::size_t> per_peer_;
   std::atomic<bool> stopped_{false};
 };
 
 }  // namespace
 
-bool metrics_server_available() { return true; }
-
 Result<std::unique_ptr<MetricsServer>> bind_metrics_server(const MetricsServerOptions& options,
                                                            std::function<std::string()> metrics,
                                                            std::string index_page) {
-  auto server = std::make_unique<HttplibServer>(options, std::move(metrics), std::move(index_page));
+  auto server = std::make_unique<PollServer>(options, std::move(metrics), std::move(index_page));
   if (Status s = server->bind(); !s.is_ok()) return s;
   return std::unique_ptr<MetricsServer>(std::move(server));
 }
 
 }  // namespace gpuvet
-
-#else  // no HTTP library in this build (the portable static build)
-
-namespace gpuvet {
-
-bool metrics_server_available() { return false; }
-
-Result<std::unique_ptr<MetricsServer>> bind_metrics_server(const MetricsServerOptions&,
-                                                           std::function<std::string()>,
-                                                           std::string) {
-  return Status::unavailable(
-      "this gpuvet build has no HTTP server (the portable static build links none); write "
-      "the metrics with --prom FILE for node_exporter's textfile collector instead");
-}
-
-}  // namespace gpuvet
-
-#endif
