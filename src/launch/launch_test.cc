@@ -2,12 +2,14 @@
 // node (never its index), within what gpuvet may use; the command checked before anything
 // starts; and `gpuvet ckpt-slot`'s bad input.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "gpuvet/launch.h"
+#include "launch/process_group.h"
 #include "launch/test_node.h"
 
 namespace gpuvet {
@@ -179,6 +181,33 @@ TEST(CkptSlot, BadInputIsRefusedBeforeRunningAnything) {
   auto r = run_in_ckpt_slot(o);
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(r.value(), 5);  // the command's code is ours
+}
+
+}  // namespace
+}  // namespace gpuvet
+
+namespace gpuvet {
+namespace {
+
+// Leaves a killed gpuvet left (its pid no longer a running gpuvet) go at the next start; a
+// directory that is not gpuvet's, and gpuvet's own, stay.
+TEST(LaunchLeaves, StaleLeavesOfAKilledGpuvetAreRemovedAtTheNextStart) {
+  namespace fs = std::filesystem;
+  const fs::path own = fs::path(::testing::TempDir()) / "gpuvet-stale-leaves";
+  fs::remove_all(own);
+  // pid 1 is never gpuvet (init, or a container's entry point).
+  fs::create_directories(own / "gpuvet-launch-1/job0");
+  fs::create_directories(own / "gpuvet-launch-1/job1");
+  fs::create_directories(own / ("gpuvet-launch-" + std::to_string(::getpid())) / "job0");
+  fs::create_directories(own / "someone-else/job0");
+  const auto said = launch::clean_stale_leaves(own.string());
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("left by gpuvet pid 1"), std::string::npos) << said[0];
+  EXPECT_NE(said[0].find("removed"), std::string::npos) << said[0];
+  EXPECT_FALSE(fs::exists(own / "gpuvet-launch-1"));
+  EXPECT_TRUE(fs::exists(own / ("gpuvet-launch-" + std::to_string(::getpid()))));
+  EXPECT_TRUE(fs::exists(own / "someone-else/job0"));
+  fs::remove_all(own);
 }
 
 }  // namespace

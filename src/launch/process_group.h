@@ -27,6 +27,7 @@ class CgroupLeaves {
   ~CgroupLeaves();  // removes the directories (empty by then, or left for the kernel)
 
   const std::string& parent() const { return parent_; }
+  const std::vector<std::string>& leaves() const { return leaves_; }
   // An open cgroup.procs of job k, for the child to write "0" into before exec.
   int procs_fd(int job) const { return fds_[job]; }
   std::vector<pid_t> members(int job) const;  // live processes, zombies excluded
@@ -39,6 +40,37 @@ class CgroupLeaves {
   std::string parent_;
   std::vector<std::string> leaves_;
   std::vector<int> fds_;
+};
+
+// Leaves a gpuvet that was killed before it could clean up left in `own_dir`
+// (gpuvet-launch-<pid> whose pid is no longer a running gpuvet): what is in them is killed
+// (cgroup.kill, else each member) and they are removed. One sentence per leaf parent handled.
+std::vector<std::string> clean_stale_leaves(const std::string& own_dir);
+
+// A process that outlives gpuvet to stop what it started when gpuvet itself is killed
+// (SIGKILL from the scheduler, the OOM killer), which no signal handler sees. It sits in its
+// own session, ignores SIGINT/TERM/HUP, and waits on a socket: gpuvet tells it each job's
+// process group and says "done" once it has cleaned up itself. End of file without "done"
+// (gpuvet died) → SIGKILL to every job group and leaf (cgroup.kill, else each member), then
+// the leaves are removed. Without a cgroup, a process that left its job's group (setsid) is out
+// of its reach: only the cgroup holds every descendant.
+class LaunchWatchdog {
+ public:
+  // `leaves`: the jobs' cgroup leaves (may be null); `jobs`: how many groups it may be told.
+  static std::optional<LaunchWatchdog> start(const CgroupLeaves* leaves, std::size_t jobs,
+                                             std::string& why);
+  LaunchWatchdog(LaunchWatchdog&&) noexcept;
+  LaunchWatchdog& operator=(LaunchWatchdog&&) = delete;
+  ~LaunchWatchdog();  // done(), then reaps it
+
+  pid_t pid() const { return pid_; }
+  void watch_group(pid_t pgid);
+  void done();
+
+ private:
+  LaunchWatchdog() = default;
+  pid_t pid_ = -1;
+  int fd_ = -1;
 };
 
 // /proc/PID/stat state letter and process group; empty when the process is gone.

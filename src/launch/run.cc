@@ -365,13 +365,29 @@ LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o
   std::optional<CgroupLeaves> cgroups;
   std::string why_not = "not asked for (--no-cgroup)";
   if (o.use_cgroup) {
-    if (auto own = launch::own_cgroup2_dir())
+    if (auto own = launch::own_cgroup2_dir()) {
+      for (auto& note : launch::clean_stale_leaves(*own)) report.notes.push_back(std::move(note));
       cgroups = CgroupLeaves::make(*own, static_cast<int>(n), why_not);
-    else
+    } else {
       why_not = "no cgroup v2 hierarchy for this process";
+    }
   }
   report.control = cgroups ? "cgroup v2 " + cgroups->parent()
                            : "process groups, gpuvet as child subreaper (cgroup: " + why_not + ")";
+  // Stops the jobs if gpuvet itself is killed (SIGKILL, OOM) before it can.
+  std::string why_no_watchdog;
+  std::optional<launch::LaunchWatchdog> watchdog =
+      launch::LaunchWatchdog::start(cgroups ? &*cgroups : nullptr, n, why_no_watchdog);
+  if (!watchdog)
+    report.notes.push_back("no watchdog (" + why_no_watchdog +
+                           "): if gpuvet is killed with SIGKILL, its jobs outlive it");
+  const pid_t watchdog_pid = watchdog ? watchdog->pid() : -1;
+  // The processes handed to us as subreaper, less the watchdog (our own child).
+  auto orphans_in = [&](const launch::ProcessTable& procs) {
+    auto v = procs.children_of(self);
+    std::erase(v, watchdog_pid);
+    return v;
+  };
 
   // Checkpoint slots for `gpuvet ckpt-slot` inside the jobs.
   std::vector<std::pair<std::string, std::string>> extra_env;
@@ -427,6 +443,7 @@ LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o
       continue;
     }
     ::setpgid(pid, pid);  // also here: no race with a signal to the group before the child's
+    if (watchdog) watchdog->watch_group(pid);
     leaders[k] = pid;
     jr.pid = pid;
     jr.start_s = seconds_since(t0);
@@ -493,7 +510,7 @@ LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o
       for (pid_t p : members(k, procs)) ::kill(p, sig);
       ::kill(-leaders[k], sig);
     }
-    for (pid_t p : procs.children_of(self)) ::kill(p, sig);  // orphans that left their group
+    for (pid_t p : orphans_in(procs)) ::kill(p, sig);  // orphans that left their group
   };
   auto stop_group = [&](const std::string& why) {
     if (stopping) return;
@@ -567,7 +584,7 @@ LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o
       bool any = false;
       for (std::size_t k = 0; k < n; ++k)
         if (!members(k, procs).empty()) any = true;
-      const auto orphans = procs.children_of(self);
+      const auto orphans = orphans_in(procs);
       if (!any && orphans.empty()) break;
       if (!stopping) {
         for (std::size_t k = 0; k < n; ++k) sweep_job(k, procs);
@@ -629,10 +646,11 @@ LaunchReport run_launch(const std::vector<JobPlan>& plan, const LaunchOptions& o
   const auto procs = launch::ProcessTable::read();
   for (std::size_t k = 0; k < n; ++k)
     for (pid_t p : members(k, procs)) report.leftover_pids.push_back(p);
-  for (pid_t p : procs.children_of(self))
+  for (pid_t p : orphans_in(procs))
     if (std::ranges::find(report.leftover_pids, p) == report.leftover_pids.end())
       report.leftover_pids.push_back(p);
   cgroups.reset();
+  watchdog.reset();  // told "done": it exits without killing anything
   ::close(sfd);
   ::prctl(PR_SET_CHILD_SUBREAPER, 0);
   ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
