@@ -135,6 +135,10 @@ struct Finding {
 
 // The action a finding calls for: its own, else its catalog row's, else none.
 Action finding_action(const Finding& f);
+// What to do, as a sentence: the catalog row's decision when the finding's action is the row's,
+// else the sentence of its own action (a rule that changed the action to fix-config must not
+// print the row's "reseat"). The finding's decision_note comes before it where shown.
+std::string finding_decision(const Finding& f);
 
 struct SymptomPattern {
   const char* id;  // "util-high-wallclock-worse", …

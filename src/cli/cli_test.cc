@@ -1,6 +1,7 @@
 // The gpuvet binary: exit codes and messages a script or a person relies on.
 #include <sys/stat.h>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -183,6 +184,27 @@ TEST(CliDiagnose, BadInputIsExit3WithAMessage) {
   EXPECT_EQ(config.exit_code, 3);
   EXPECT_NE(config.err.find("busy_util_pc"), std::string::npos) << config.err;
   EXPECT_EQ(gpuvet({"diagnose", "--expect-gpus", "-1"}).exit_code, 3);
+  std::filesystem::remove_all(dir);
+}
+
+// D7: a directory with more files than the walk reads, the one real paste named last. The
+// answer says the input was cut (not only "nothing supported"), and with a real paste read
+// the verdict is INCOMPLETE with the cut first, never a quiet verdict on part of the input.
+TEST(CliDiagnose, ADirectoryCutAtTheFileCapSaysSo) {
+  const auto dir = std::filesystem::temp_directory_path() / "gpuvet-cli-walk-cut";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (int i = 0; i < 20001; ++i) std::ofstream(dir / fmt::format("a-junk-{:05}.txt", i)) << "x\n";
+  std::filesystem::copy_file(article("task-02.txt"), dir / "zz-real.txt");
+  auto r = gpuvet({"diagnose", "--from", dir.string()});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("2 files not read (more than 20000)"), std::string::npos) << r.err;
+  std::filesystem::remove(dir / "a-junk-00000.txt");
+  std::filesystem::copy_file(article("task-02.txt"), dir / "0-real.txt");  // first in name order
+  r = gpuvet({"diagnose", "--from", dir.string()});
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("INCOMPLETE"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 files not read"), std::string::npos) << r.out;
   std::filesystem::remove_all(dir);
 }
 

@@ -157,6 +157,12 @@ bool any_recognised(const Facts& facts) {
                      [](const ImportedFile& f) { return f.format != "unrecognised"; });
 }
 
+std::string nothing_recognised(const std::string& path, const Facts& facts) {
+  std::string m = "nothing in " + path + " is a supported output (gpuvet formats lists them)";
+  for (const auto& p : facts.input_problems) m += "; " + p;
+  return m;
+}
+
 bool prom_target_usable(const std::string& path) {
   if (path.empty()) return true;
   const Status s = check_textfile_target(path);
@@ -224,7 +230,7 @@ Outcome facts_from(const std::string& path, bool json, const TextOptions& text) 
   else
     std::cout << render_facts_text(facts, text);
   if (!recognised) {
-    std::cerr << "gpuvet: nothing in " << path << " is a supported output (see notes)\n";
+    std::cerr << "gpuvet: " << nothing_recognised(path, facts) << "\n";
     return {kExitUnusable, false};
   }
   if (!facts.input_problems.empty()) return {kExitUnusable, false};  // said in the notes

@@ -73,8 +73,7 @@ std::function<Outcome()> setup_diagnose(CLI::App& app) {
       facts = std::move(imported.value());
       const bool recognised = any_recognised(facts);
       if (!recognised) {
-        std::cerr << "gpuvet: nothing in " << args->live.from
-                  << " is a supported output (gpuvet formats lists them)\n";
+        std::cerr << "gpuvet: " << nothing_recognised(args->live.from, facts) << "\n";
         return {kExitUnusable, false};
       }
     } else {

@@ -43,8 +43,7 @@ Result<Node> read_node(const LiveArgs& live) {
     auto imported = import_from(live.from);
     if (!imported.is_ok()) return imported.status();
     if (!any_recognised(imported.value()))
-      return Status::invalid_input(fmt::format(
-          "nothing in {} is a supported output (gpuvet formats lists them)", live.from));
+      return Status::invalid_input(nothing_recognised(live.from, imported.value()));
     n.facts = std::move(imported.value());
     n.provenance = fmt::format("from {}", live.from);
     return n;

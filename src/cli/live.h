@@ -76,4 +76,9 @@ Result<Facts> import_from(const std::string& path);
 // Whether any input of an import was recognised (else --from is exit 3).
 bool any_recognised(const Facts& facts);
 
+// "nothing in PATH is a supported output (gpuvet formats lists them)", with the input's own
+// problems (a directory cut at the file cap, an unfinished bundle) after it: the reason may be
+// that the file that matters was never read.
+std::string nothing_recognised(const std::string& path, const Facts& facts);
+
 }  // namespace gpuvet::cli

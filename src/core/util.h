@@ -33,6 +33,10 @@ std::string valid_utf8(std::string_view s);
 // `unix_s` as UTC through strftime's `format` ("%Y-%m-%d %H:%M UTC"); the number itself when it
 // is no representable time.
 std::string format_utc(std::int64_t unix_s, const char* format);
+// C's ctime() form, as nvidia-smi's Timestamp and dmesg -T print it: "Wed Jul 31 11:22:39 2024"
+// (the day may be space-padded), the whole trimmed string → seconds since the epoch. The zone is
+// never printed: read as UTC, the one choice that does not depend on the reading machine's.
+std::optional<std::int64_t> parse_ctime(std::string_view s);
 // Linux cpumask "ff,00000001" (as in /proc/PID/status Cpus_allowed) → ids.
 std::optional<std::vector<int>> parse_cpu_mask(std::string_view s);
 

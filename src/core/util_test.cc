@@ -59,6 +59,18 @@ TEST(UtilTest, SplitLinesHandlesCrlfAndNoFinalNewline) {
 }  // namespace
 // Catches: a stray continuation byte, an overlong form, a surrogate or a cut sequence let
 // through (an XML or Prometheus reader then drops the whole file); valid text changed.
+TEST(UtilTest, CtimeIsReadAsUtcAndAnythingElseIsRefused) {
+  EXPECT_EQ(parse_ctime("Wed Jul 31 11:22:39 2024"), 1722424959);
+  EXPECT_EQ(parse_ctime(" Mon Jul  1 09:05:00 2024 "), 1719824700);  // padded day, trimmed
+  EXPECT_EQ(parse_ctime("Mon Jul 1 09:05:00 2024"), 1719824700);     // padding collapsed
+  for (const char* bad : {"", "Wed Jul 31 11:22:39", "Wed Jul 31 11:22:39 2024 UTC",
+                          "Wed Jly 31 11:22:39 2024", "Xyz Jul 31 11:22:39 2024",
+                          "Wed Jul 32 11:22:39 2024", "Wed Jul 31 24:00:00 2024",
+                          "Wed Jul 31 11:2:39 2024", "Wed Jul 31 11:22:39 1969",
+                          "Wed Jul 031 11:22:39 2024", "Wed Jul 31 11:22:39 20x4"})
+    EXPECT_FALSE(parse_ctime(bad).has_value()) << bad;
+}
+
 TEST(UtilTest, ValidUtf8ReplacesOnlyWhatIsNotUtf8) {
   const std::string ok = "GPU \xC3\xA9t\xC3\xA9 \xE2\x86\x92 \xF0\x9F\x94\xA5 ASCII";
   EXPECT_EQ(valid_utf8(ok), ok);

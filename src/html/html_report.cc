@@ -330,7 +330,9 @@ std::string inputs_table(const std::vector<Document>& docs) {
 
 // ---------------------------------------------------------------- coverage
 
-std::string coverage_table(const json& doc) {
+// `measured_here`: the page holds a bench or scale document, so the diagnosis's own
+// "measurements: not checked" is answered on this page and is not shown as a gap beside it.
+std::string coverage_table(const json& doc, bool measured_here) {
   const json& cov = array(doc, "coverage");
   if (cov.empty()) return "";
   std::string out =
@@ -338,14 +340,22 @@ std::string coverage_table(const json& doc) {
       "<th>missing</th><th>how to get it</th></tr>\n";
   for (const auto& c : cov) {
     if (!c.is_object()) continue;
-    const std::string status = text(c, "status");
+    std::string status = text(c, "status");
+    std::string evidence = text(c, "evidence"), missing = text(c, "missing"),
+                how = text(c, "how_to_get");
+    if (measured_here && text(c, "check") == "measurements" && status == "not-checked") {
+      status = "checked";
+      evidence = "the bench / scale results on this page";
+      missing.clear();
+      how.clear();
+    }
     const char* cls = status == "checked"       ? "good"
                       : status == "partial"     ? "warn"
                       : status == "not-checked" ? "bad"
                                                 : "muted";
     out += "<tr><td>" + cell(text(c, "title")) + "</td><td class=\"" + cls + "\">" + cell(status) +
-           "</td><td>" + cell(text(c, "evidence")) + "</td><td>" + cell(text(c, "missing")) +
-           "</td><td>" + cell(text(c, "how_to_get")) + "</td></tr>\n";
+           "</td><td>" + cell(evidence) + "</td><td>" + cell(missing) + "</td><td>" + cell(how) +
+           "</td></tr>\n";
   }
   return out + "</table>\n";
 }
@@ -949,8 +959,11 @@ std::string notes_section(const std::vector<Document>& docs) {
            "</ul></details>\n";
   }
   std::string coverage;
+  const bool measured_here = std::any_of(docs.begin(), docs.end(), [](const Document& d) {
+    return d.kind == DocumentKind::kBench || d.kind == DocumentKind::kScale;
+  });
   for (const auto& d : docs) {
-    const std::string table = coverage_table(d.doc);
+    const std::string table = coverage_table(d.doc, measured_here);
     if (!table.empty())
       coverage +=
           "<h3>Coverage <span class=\"muted mono\">" + escape(d.name) + "</span></h3>\n" + table;

@@ -201,6 +201,22 @@ TEST(HtmlReport, BenchCellsAreColouredByTheirShareOfTheExpectation) {
   EXPECT_NE(p.find("GPU1 → GPU0: 40 GB/s of 400 expected (10 %)"), std::string::npos);
   EXPECT_NE(p.find("fill=\"#d73027\""), std::string::npos);  // the slow cell is red
   EXPECT_NE(p.find("fill=\"#66bd63\""), std::string::npos);  // the fast one green
+
+  // Beside a diagnosis whose coverage says "measurements: not checked", the page that holds the
+  // bench results does not repeat that gap; without them it does.
+  json diag = diagnose_doc("NVIDIA H100", "node1");
+  diag["coverage"].push_back({{"check", "measurements"},
+                              {"title", "measurements"},
+                              {"status", "not-checked"},
+                              {"missing", "no bandwidth or scaling measurement"},
+                              {"how_to_get", "run `gpuvet bench`"}});
+  auto both = render({{"diag.json", diag.dump()}, {"bench.json", bench.dump()}});
+  ASSERT_TRUE(both.is_ok()) << both.status().message();
+  EXPECT_EQ(both.value().find("run `gpuvet bench`"), std::string::npos);
+  EXPECT_NE(both.value().find("the bench / scale results on this page"), std::string::npos);
+  auto alone = render({{"diag.json", diag.dump()}});
+  ASSERT_TRUE(alone.is_ok());
+  EXPECT_NE(alone.value().find("run `gpuvet bench`"), std::string::npos);
 }
 
 TEST(HtmlReport, ScaleResultsAreOneAgainstNBars) {

@@ -274,22 +274,11 @@ bool parse_bracket(std::string_view s, std::size_t& i, Stamp& st) {
     // dmesg -T / --ctime: local time of the machine that printed it, zone not printed. We
     // read it as UTC: wrong by the host's offset when it was not UTC, but the only choice
     // that does not depend on the zone of the machine reading the file.
-    if (!is_weekday_abbrev(s, j) || !at(s, j + 3, ' ')) return false;
-    j += 4;
-    int mo = month_from_abbrev(s, j);
-    if (mo == 0) return false;
-    j += 3;
-    if (!at(s, j, ' ')) return false;
-    skip_spaces(s, j);
-    auto day = read_number(s, j, 2);
-    if (!day || !at(s, j, ' ')) return false;
-    ++j;
-    int h, mi, sec;
-    if (!read_clock(s, j, h, mi, sec) || !at(s, j, ' ')) return false;
-    ++j;
-    auto year = read_fixed(s, j, 4);
-    if (!year || !at(s, j, ']')) return false;
-    st.unix_time = unix_from_civil(*year, mo, static_cast<int>(*day), h, mi, sec);
+    const std::size_t close = s.substr(j, 32).find(']');  // "Wed Jul 31 11:22:39 2024"
+    if (close == std::string_view::npos) return false;
+    st.unix_time = parse_ctime(s.substr(j, close));
+    if (!st.unix_time) return false;
+    j += close;
   }
   st.bracket = true;
   st.any = true;

@@ -465,9 +465,12 @@ Walk walk_directory(const fs::path& top, std::size_t max_files) {
   }
   std::sort(w.files.begin(), w.files.end());
   if (w.files.size() > max_files) w.files.resize(max_files);
+  // A cut input is judged only in part: an input problem (the verdict says INCOMPLETE), not a
+  // note lost among the others.
   if (total > w.files.size())
-    w.notes.push_back(fmt::format(
-        "{} files not read (more than {}): the first {} in name order under {} were read",
+    w.problems.push_back(fmt::format(
+        "{} files not read (more than {}): the first {} in name order under {} were read; point "
+        "--from at the files that matter",
         total - w.files.size(), max_files, w.files.size(), top.string()));
   return w;
 }

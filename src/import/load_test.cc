@@ -265,6 +265,9 @@ TEST(ImportPathTest, ManyFilesAreCutInNameOrderAndTheCutIsNoted) {
   ASSERT_EQ(f.value().imported.size(), 1u);
   EXPECT_NE(f.value().imported[0].path.find("a-real.txt"), std::string::npos);
   EXPECT_TRUE(has_note(f.value(), "300 files not read (more than 1)")) << all_notes(f.value());
+  // The cut is an input problem (the verdict is INCOMPLETE), not only a note (D7).
+  ASSERT_EQ(f.value().input_problems.size(), 1u);
+  EXPECT_NE(f.value().input_problems[0].find("300 files not read"), std::string::npos);
 }
 
 TEST(ImportPathTest, BundleWithoutManifestIsAnInputProblem) {

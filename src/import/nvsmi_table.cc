@@ -410,7 +410,10 @@ Status import_nvsmi_table(std::string_view text, Facts& out) {
       any = true;
       return true;
     }
-    if (line.front() != '|') return true;
+    if (line.front() != '|') {
+      if (line.size() <= 40) nvsmi::read_timestamp(line, out);  // the line above the table
+      return true;
+    }
     const auto c = cells(line);
     if (c.size() == 3 && contains(c[0], "GPU") && contains(c[0], "Name") &&
         contains(c[1], "Bus-Id")) {

@@ -270,6 +270,11 @@ std::optional<std::string> fabric_status(std::string_view value) {
   return c;
 }
 
+void read_timestamp(std::string_view value, Facts& out) {
+  if (out.host.collected_unix) return;
+  out.host.collected_unix = parse_ctime(value);
+}
+
 }  // namespace nvsmi
 
 // ================================================================== nvidia-smi -q
@@ -817,6 +822,7 @@ Status read_nvsmi_q(std::string_view text, Facts& out) {
   if (!out.host.driver_version)
     set(out.host.driver_version, nvsmi::text(value(t, &root, {"KMD Version"})));
   set(out.host.cuda_driver_version, nvsmi::text(value(t, &root, {"CUDA Version"})));
+  nvsmi::read_timestamp(value(t, &root, {"Timestamp"}), out);
   if (!out.host.cuda_driver_version)
     set(out.host.cuda_driver_version, nvsmi::text(value(t, &root, {"CUDA UMD Version"})));
   auto attached = count(value(t, &root, {"Attached GPUs"}));

@@ -83,6 +83,11 @@ void apply_clock_event_mask(std::uint64_t mask, ClockEventReasons& ce);
 std::optional<std::string> fabric_state(std::string_view value);
 // "Success" → "SUCCESS"; other texts upper-cased with '_' for spaces.
 std::optional<std::string> fabric_status(std::string_view value);
+// nvidia-smi's own clock, "Wed Jul 31 11:22:39 2024" (-q's Timestamp, -x's <timestamp>, the line
+// above the default table): when the capture was taken, into host.collected_unix unless the
+// input already said (parse_ctime: the machine's local time, read as UTC). Xid ages and the
+// report's "captured" are measured from it.
+void read_timestamp(std::string_view value, Facts& out);
 
 }  // namespace nvsmi
 }  // namespace gpuvet::import

@@ -101,6 +101,8 @@ TEST(NvsmiText, H200Driver580) {
   Facts f = import_ok(text);
   expect_h200_idle(f);
   EXPECT_TRUE(f.notes.empty());
+  // "Timestamp : Wed Dec  2 11:35:48 2026": when the paste was taken (read as UTC).
+  EXPECT_EQ(f.host.collected_unix, 1796211348);
 }
 
 TEST(NvsmiText, WindowsLineEndingsReadTheSame) {

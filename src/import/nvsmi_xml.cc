@@ -266,6 +266,7 @@ Status import_nvsmi_xml(std::string_view text, Facts& out) {
   }
   set(out.host.driver_version, nvsmi::text(val(log, "driver_version")));
   set(out.host.cuda_driver_version, nvsmi::text(val(log, "cuda_version")));
+  nvsmi::read_timestamp(val(log, "timestamp"), out);
   if (!out.host.driver_version) set(out.host.driver_version, nvsmi::text(val(log, "kmd_version")));
 
   int index = 0;

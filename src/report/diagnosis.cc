@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/util.h"
 #include "gpuvet/report.h"
 #include "hw/subject_gpus.h"
 #include "report/coverage.h"
@@ -37,15 +38,25 @@ std::string machine_line(const Facts& facts) {
   std::vector<std::string> parts;
   if (facts.host.hostname) parts.push_back(*facts.host.hostname);
   if (!facts.gpus.empty()) {
-    std::string model = facts.gpus.front().name.value_or("GPU");
+    // A GPU with no name (one that stopped answering, a partial paste) makes no mix.
+    std::optional<std::string> model;
     bool same = true;
-    for (const auto& g : facts.gpus) same = same && g.name.value_or("GPU") == model;
-    parts.push_back(fmt::format("{}× {}", facts.gpus.size(), same ? model : "mixed GPUs"));
+    for (const auto& g : facts.gpus)
+      if (g.name) {
+        if (!model) model = g.name;
+        same = same && *g.name == *model;
+      }
+    parts.push_back(
+        fmt::format("{}× {}", facts.gpus.size(), same ? model.value_or("GPU") : "mixed GPUs"));
   } else {
     parts.push_back("no GPU facts");
   }
   if (facts.host.driver_version) parts.push_back("driver " + *facts.host.driver_version);
-  if (!facts.imported.empty()) parts.push_back("offline input");
+  if (!facts.imported.empty())
+    parts.push_back(facts.host.collected_unix
+                        ? "offline input captured " +
+                              format_utc(*facts.host.collected_unix, "%Y-%m-%d %H:%M")
+                        : std::string("offline input"));
   return report::join(parts, " · ");
 }
 
@@ -92,7 +103,7 @@ nlohmann::ordered_json finding_json(const Finding& f, const Facts& facts) {
       {"subjects", f.subjects},
       {"evidence", f.evidence},
       {"meaning", e ? e->meaning : ""},
-      {"decision", e ? e->decision : ""},
+      {"decision", finding_decision(f)},
       {"decision_note", f.decision_note ? json(*f.decision_note) : json(nullptr)},
       {"bottleneck",
        bottleneck_name(f.bottleneck ? *f.bottleneck : (e ? e->bottleneck : Bottleneck::kUnknown))},
@@ -143,9 +154,13 @@ void write_headline(report::TerminalText& o, const report::TextLayout& l, const 
   const auto c = [&](Style s) { return l.c(s); };
   o << c(kBold) << "gpuvet diagnose" << c(kReset) << " — " << l.wrap(machine_line(facts), 18, 4)
     << "\n";
+  // The verdict word agrees with the exit code: a warning found in an input that could not be
+  // read in full is exit 3, INCOMPLETE, with why on the next line.
   const bool clean = d.worst <= Severity::kInfo;
-  const std::string verdict =
-      clean ? (d.incomplete.empty() ? "OK" : "INCOMPLETE") : upper(severity_name(d.worst));
+  const bool incomplete = diagnosis_exit_code(d) == 3;
+  const std::string verdict = incomplete ? "INCOMPLETE"
+                              : clean    ? "OK"
+                                         : upper(severity_name(d.worst));
   std::string rest =
       "— " + report::finding_counts(groups) + " · bottleneck: " + bottleneck_name(d.bottleneck);
   // The deciding finding by name only: its evidence follows in full below.
@@ -164,6 +179,8 @@ void write_headline(report::TerminalText& o, const report::TextLayout& l, const 
   }
   o << c(kBold) << c(severity_color(d.worst)) << verdict << c(kReset) << c(kBold) << " "
     << l.wrap(rest, report::display_width(verdict) + 1, 4) << c(kReset) << "\n";
+  if (incomplete && !clean)  // (with nothing found, the bottleneck reason above says why)
+    for (const auto& why : d.incomplete) o << "  incomplete: " << l.wrap(why, 14, 14) << "\n";
   if (const std::string cov = report::coverage_headline(d); !cov.empty())
     o << l.wrap(cov, 2, 2) << "\n";
 }

@@ -46,8 +46,7 @@ std::string decision_of(const FindingGroup& g) {
   for (const Finding* f : g.members)
     if (f->decision_note && std::find(notes.begin(), notes.end(), *f->decision_note) == notes.end())
       notes.push_back(*f->decision_note);
-  const CatalogEntry* e = find_catalog_entry(g.first().id);
-  if (e) notes.emplace_back(e->decision);
+  if (std::string d = finding_decision(g.first()); !d.empty()) notes.push_back(std::move(d));
   return join(notes, " ");
 }
 

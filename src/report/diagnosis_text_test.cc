@@ -115,6 +115,26 @@ TEST(DiagnosisText, HeaderCountsEachFindingIdOnce) {
             "GPU1)");
 }
 
+// A paste with nvidia-smi's clock says when it was taken; a GPU without a name (it stopped
+// answering) does not make the node "mixed GPUs".
+TEST(DiagnosisText, HeaderSaysWhenAPasteWasTakenAndIgnoresNamelessGpus) {
+  Facts f;
+  f.host.hostname = "node7";
+  f.host.collected_unix = 1722424959;
+  f.imported.push_back({"q.txt", "nvidia-smi-q"});
+  for (int i = 0; i < 2; ++i) {
+    GpuFacts g;
+    g.index = i;
+    if (i == 0) g.name = "NVIDIA H100 80GB HBM3";
+    f.gpus.push_back(g);
+  }
+  const auto ls = lines(render_diagnosis_text(f, Diagnosis{}, TextOptions{}));
+  ASSERT_FALSE(ls.empty());
+  EXPECT_EQ(ls[0],
+            "gpuvet diagnose — node7 · 2× NVIDIA H100 80GB HBM3 · offline input captured "
+            "2024-07-31 11:22");
+}
+
 TEST(DiagnosisText, HeaderSaysOneWarningAndNoFinding) {
   Diagnosis one;
   one.findings = {finding("pcie-replay-errors", Severity::kWarning, {"GPU0"}, "x"),

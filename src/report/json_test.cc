@@ -117,6 +117,37 @@ TEST(TextTest, ShowsUnresponsiveGpuMatrixAndNotes) {
   EXPECT_EQ(text.find("\x1b["), std::string::npos);  // no colour unless asked
 }
 
+// 8 GPUs, 28 pairs: one line per distinct P2P status, the odd pair named, no line longer than
+// a terminal (the ungrouped line was 735 characters); a paste without P2P status says so once.
+TEST(TextTest, P2pStatusIsGroupedNotOneEntryPerPair) {
+  Facts f;
+  for (int i = 0; i < 8; ++i) {
+    GpuFacts g;
+    g.index = i;
+    g.name = "NVIDIA H100 80GB HBM3";
+    f.gpus.push_back(g);
+  }
+  for (int a = 0; a < 8; ++a)
+    for (int b = a + 1; b < 8; ++b) {
+      GpuPair p;
+      p.a = a;
+      p.b = b;
+      f.pairs.push_back(p);
+    }
+  EXPECT_NE(render_facts_text(f).find("P2P status: not in the input"), std::string::npos);
+  for (auto& p : f.pairs)
+    p.p2p_read = p.p2p_write = p.p2p_nvlink = p.p2p_atomics = p.p2p_pcie = P2PStatus::kOk;
+  f.pairs[27].p2p_nvlink = P2PStatus::kNotSupported;  // GPU6-GPU7
+  const std::string text = render_facts_text(f);
+  EXPECT_NE(text.find("P2P read/write/nvlink/atomics/pcie, 28 pairs:"), std::string::npos) << text;
+  EXPECT_NE(text.find("OK/OK/OK/OK/OK      27 pairs (the others)"), std::string::npos) << text;
+  EXPECT_NE(text.find("OK/OK/NS/OK/OK       1 pair: GPU6-GPU7"), std::string::npos) << text;
+  std::size_t longest = 0, start = text.find("P2P read/");
+  for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
+    longest = std::max(longest, nl - start);
+  EXPECT_LE(longest, 100u) << text;
+}
+
 TEST(TextTest, NoGpuSaysSo) {
   Facts f;
   f.gpu_facts_unavailable = true;

@@ -58,6 +58,43 @@ std::string pair_cell(const Facts& facts, int a, int b) {
   return "?";
 }
 
+// P2P status grouped by value, one line per distinct status, the largest group first and its
+// pairs not listed: 28 pairs of an 8-GPU node are one line when they agree (was 735 characters
+// with one entry per pair), and a pair that differs is named.
+std::string p2p_lines(const std::vector<GpuPair>& pairs) {
+  constexpr std::size_t kPairsNamed = 8;
+  auto s = [](const std::optional<P2PStatus>& v) { return v ? p2p_status_code(*v) : "-"; };
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // status → pairs
+  for (const auto& p : pairs) {
+    const std::string status = fmt::format("{}/{}/{}/{}/{}", s(p.p2p_read), s(p.p2p_write),
+                                           s(p.p2p_nvlink), s(p.p2p_atomics), s(p.p2p_pcie));
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const auto& group) { return group.first == status; });
+    if (g == groups.end()) g = groups.insert(groups.end(), {status, {}});
+    g->second.push_back(fmt::format("GPU{}-GPU{}", p.a, p.b));
+  }
+  if (groups.size() == 1 && groups.front().first == "-/-/-/-/-")
+    return "P2P status: not in the input\n";
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+  std::string out = fmt::format("P2P read/write/nvlink/atomics/pcie, {} pairs:\n", pairs.size());
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const auto& [status, names] = groups[i];
+    out += fmt::format("  {:<18} {:>3} pair{}", status, names.size(), names.size() == 1 ? "" : "s");
+    if (i == 0 && groups.size() > 1) {
+      out += " (the others)";
+    } else if (i > 0) {
+      const std::size_t shown = std::min(names.size(), kPairsNamed);
+      out += fmt::format(
+          ": {}",
+          fmt::join(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(shown), ", "));
+      if (names.size() > shown) out += fmt::format(" … +{}", names.size() - shown);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_facts_text(const Facts& facts, const TextOptions& options) {
@@ -181,15 +218,7 @@ std::string render_facts_text(const Facts& facts, const TextOptions& options) {
                        or_dash(ga.numa_node))
         << "\n";
     }
-    if (!facts.pairs.empty()) {
-      o << "P2P read/write/nvlink/atomics/pcie:";
-      for (const auto& p : facts.pairs) {
-        auto s = [](const std::optional<P2PStatus>& v) { return v ? p2p_status_code(*v) : "-"; };
-        o << fmt::format("  GPU{}-GPU{} {}/{}/{}/{}/{}", p.a, p.b, s(p.p2p_read), s(p.p2p_write),
-                         s(p.p2p_nvlink), s(p.p2p_atomics), s(p.p2p_pcie));
-      }
-      o << "\n";
-    }
+    if (!facts.pairs.empty()) o << p2p_lines(facts.pairs);
   }
 
   if (!facts.processes.empty()) {

@@ -1,4 +1,5 @@
 // The action vocabulary of findings (JSON `action`) and the bound of an expected value.
+#include <string>
 #include <string_view>
 
 #include "gpuvet/diagnose.h"
@@ -42,6 +43,29 @@ Action finding_action(const Finding& f) {
   if (f.action && *f.action != Action::kUnset) return *f.action;
   const CatalogEntry* e = find_catalog_entry(f.id);
   return e && e->action != Action::kUnset ? e->action : Action::kNone;
+}
+
+std::string finding_decision(const Finding& f) {
+  const CatalogEntry* e = find_catalog_entry(f.id);
+  const Action action = finding_action(f);
+  if (e && (e->action == Action::kUnset || e->action == action)) return e->decision;
+  switch (action) {
+    case Action::kUnset:
+    case Action::kNone:
+      return "Nothing to do: expected here.";
+    case Action::kWatch:
+      return "Nothing to change now; keep an eye on it: it matters if it grows or comes back.";
+    case Action::kFixConfig:
+      return "A setting, not the hardware: fix the configuration the evidence names.";
+    case Action::kReseatOrRma:
+      return "The hardware is suspect: reseat, swap the riser or cable, and return the part if "
+             "it persists.";
+    case Action::kDrain:
+      return "Take the node out of service now, then inspect it.";
+    case Action::kFixApplication:
+      return "The job itself is the cause: its code, launch, binding or data path.";
+  }
+  return {};
 }
 
 const char* bound_name(Bound b) {

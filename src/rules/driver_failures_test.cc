@@ -68,6 +68,26 @@ TEST(DriverFailures, GpusTheDriverNeverTookAreMissing) {
   ASSERT_FALSE(m.empty());
   EXPECT_EQ(m[0].severity, Severity::kCritical);
   EXPECT_EQ(m[0].action, Action::kFixConfig);
+  // What it says to do follows the action: no "reseat" for a driver that never took the GPUs.
+  EXPECT_EQ(finding_decision(m[0]).find("reseat"), std::string::npos) << finding_decision(m[0]);
+}
+
+// A rule that changes a finding's action changes the sentence shown with it: the catalog row's
+// decision only goes with the row's own action.
+TEST(DriverFailures, TheDecisionShownFollowsTheFindingsAction) {
+  for (const auto& row : finding_catalog()) {
+    Finding f;
+    f.id = row.id;
+    EXPECT_EQ(finding_decision(f), row.decision) << row.id;
+    for (Action a : {Action::kNone, Action::kWatch, Action::kFixConfig, Action::kReseatOrRma,
+                     Action::kDrain, Action::kFixApplication}) {
+      f.action = a;
+      if (a == row.action || row.action == Action::kUnset)
+        EXPECT_EQ(finding_decision(f), row.decision) << row.id;
+      else
+        EXPECT_NE(finding_decision(f), row.decision) << row.id << " as " << action_name(a);
+    }
+  }
 }
 
 TEST(DriverFailures, AnNvrmLineThatIsNotAFailureRaisesNothing) {

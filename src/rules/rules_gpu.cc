@@ -148,7 +148,13 @@ void check_gpu_count(const Context& c, Emitter& e) {
       measure(fd, "gpu_count", "count", static_cast<double>(seen), *c.options.expect_gpus,
               Bound::kAtLeast);
     // No driver library at all: install or load the driver, not a hardware fault.
-    if (to_lower(why).find("not found") != std::string::npos) fd.action = Action::kFixConfig;
+    if (to_lower(why).find("not found") != std::string::npos) {
+      fd.action = Action::kFixConfig;
+      fd.decision_note =
+          "No NVIDIA driver library here: install or load the driver (lsmod | grep nvidia; the "
+          "driver package matching the kernel), and in a container check that the runtime "
+          "mounts it (nvidia-container-toolkit, --gpus).";
+    }
     return;
   }
   if (c.options.expect_gpus) {
@@ -531,7 +537,9 @@ void emit_power(const Context& c, const std::vector<PowerFinding>& found, std::s
   // One key on every GPU: the same limits (a draw differs per GPU; the first GPU's is shown).
   fd.observed = found.front().observed;
   fd.expected = found.front().expected;
-  fd.action = found.front().action;
+  // The node, not a GPU: a brake is its power delivery (out of service until the PSUs and
+  // the BMC are checked), a cap on every GPU its power policy.
+  fd.action = brake ? Action::kDrain : Action::kFixConfig;
   fd.evidence = fmt::format("all {} GPUs of the node ({}) report the same: {}{}", found.size(),
                             gpu_span(idx), found.front().signal, load);
   if (brake) {

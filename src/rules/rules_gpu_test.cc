@@ -402,6 +402,10 @@ TEST(GpuHealthRules, PowerBrakeOnEveryGpuIsOneNodeLevelFinding) {
   EXPECT_THAT(all[0]->evidence, Not(HasSubstr("power ceiling")));
   ASSERT_TRUE(all[0]->decision_note.has_value());
   EXPECT_THAT(*all[0]->decision_note, HasSubstr("PSU"));
+  // The action agrees with the text: the node is out until its power is checked, no GPU is
+  // reseated; and the decision shown is not the catalog's per-GPU one.
+  EXPECT_EQ(finding_action(*all[0]), Action::kDrain);
+  EXPECT_THAT(finding_decision(*all[0]), Not(HasSubstr("reseat")));
   // One GPU without the brake: per-GPU findings again, the healthy one quiet.
   f.gpus[3].clock_events.active = {"idle"};
   o = health(f);

@@ -81,14 +81,17 @@ void check_pcie(const Context& c, Emitter& e) {
     const bool width_known =
         l.width_current && l.width_max && *l.width_current > 0 && *l.width_max > 0;
     const bool gen_known = l.gen_current && l.gen_max && *l.gen_current > 0 && *l.gen_max > 0;
-    if (vm && !width_known && !gen_known)
+    // A GPU that stopped answering has no link values because it does not answer, whatever
+    // the hypervisor shows: its own finding says so, not a note blaming the VM.
+    const bool blame_vm = vm && !g.unresponsive;
+    if (blame_vm && !width_known && !gen_known)
       e.note(fmt::format(
           "PCIe link width/generation hidden by the hypervisor on {}: link checks skipped",
           gpu_subject(g.index)));
-    else if (vm && !width_known)
+    else if (blame_vm && !width_known)
       e.note(fmt::format("PCIe link width hidden by the hypervisor on {}: width check skipped",
                          gpu_subject(g.index)));
-    else if (vm && !gen_known)
+    else if (blame_vm && !gen_known)
       e.note(fmt::format(
           "PCIe link generation hidden by the hypervisor on {}: generation check skipped",
           gpu_subject(g.index)));

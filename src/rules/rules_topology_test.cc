@@ -131,6 +131,10 @@ TEST(TopologyRules, VmHidingTheLinkIsANote) {
   ASSERT_EQ(o.notes.size(), 1u) << dump(o);
   EXPECT_EQ(o.notes[0],
             "PCIe link width/generation hidden by the hypervisor on GPU0: link checks skipped");
+  // A GPU that stopped answering hides nothing because of the VM: no note blames it.
+  f.gpus[0].unresponsive = "timed out after 5 s";
+  EXPECT_TRUE(run(f).notes.empty()) << dump(run(f));
+  f.gpus[0].unresponsive.reset();
   f.host.virtual_machine = false;
   EXPECT_TRUE(run(f).notes.empty());
 }
