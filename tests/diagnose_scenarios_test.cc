@@ -296,6 +296,19 @@ TEST(ScenarioDiagnose, LostGpuIsCriticalOthersStillReported) {
   EXPECT_EQ(diagnosis_exit_code(d), 2);
 }
 
+// Live, the driver's recovery action "Reset" (NVML field 230) on a GPU that otherwise answers:
+// critical, the node drained, the action named.
+TEST(ScenarioDiagnose, ARecoveryActionFromNvmlIsCritical) {
+  const Diagnosis d = diagnose(collect_fixture("sysroot-1gpu-vm", "fault-recovery-reset.json"));
+  const Finding* f = find(d, "gpu-unresponsive");
+  ASSERT_NE(f, nullptr) << dump(d);
+  EXPECT_EQ(f->severity, kCritical);
+  EXPECT_EQ(f->subjects.front(), "GPU0");
+  EXPECT_NE(f->evidence.find("recovery action is \"Reset\""), std::string::npos) << f->evidence;
+  EXPECT_EQ(finding_action(*f), Action::kDrain);
+  EXPECT_EQ(diagnosis_exit_code(d), 2);
+}
+
 TEST(ScenarioDiagnose, DriverNotLoadedIsGpuMissing) {
   const Diagnosis d =
       diagnose(collect_fixture("sysroot-2numa-4gpu", "fault-driver-not-loaded.json"));

@@ -269,6 +269,7 @@ const std::set<std::string> kNewerSymbols = {
     "nvmlDeviceGetGpuMaxPcieLinkGeneration",
     "nvmlSystemGetCudaDriverVersion_v2",
     "nvmlDeviceGetNvLinkRemotePciInfo_v2",
+    "nvmlDeviceGetFieldValues",
 };
 
 TEST_F(FakeNvmlTest, ExportsEverySymbolGpuvetResolves) {

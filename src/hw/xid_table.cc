@@ -231,6 +231,15 @@ std::optional<int> xid_named_cause(std::string_view message) {
   return std::nullopt;
 }
 
+std::string recovery_action_name(int code) {
+  // nvmlDeviceGpuRecoveryAction_t: 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain
+  // and reset, 5 recover IMEX domain, 6 bus reset, 7 system reboot; nvidia-smi's words.
+  static constexpr const char* kNames[] = {"None",      "Reset",           "Reboot",
+                                           "Drain P2P", "Drain and Reset", "Recover IMEX Domain",
+                                           "Bus Reset", "System Reboot"};
+  return code >= 0 && code < 8 ? kNames[code] : "action " + std::to_string(code);
+}
+
 std::optional<XidRecoveryAction> xid_recovery_action(std::string_view message) {
   // "… changed from 0x0 (None) to 0x2 (Node Reboot Required)", or "… changed to 0x1 (…)".
   const std::size_t changed = message.find("recovery action changed");
@@ -251,14 +260,9 @@ std::optional<XidRecoveryAction> xid_recovery_action(std::string_view message) {
     ++n;
   }
   if (n == 0) return std::nullopt;
-  // nvmlDeviceGpuRecoveryAction_t: 0 none, 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain
-  // and reset, 5 recover IMEX domain, 6 bus reset, 7 system reboot.
-  static constexpr const char* kNames[] = {"None",      "GPU Reset",       "Node Reboot",
-                                           "Drain P2P", "Drain and Reset", "Recover IMEX Domain",
-                                           "Bus Reset", "System Reboot"};
   XidRecoveryAction a;
   a.code = code;
-  a.text = code >= 0 && code < 8 ? kNames[code] : "action " + std::to_string(code);
+  a.text = recovery_action_name(code);
   const std::size_t open = message.find('(', to + n);
   if (open != std::string_view::npos && open <= to + n + 2) {
     const std::size_t close = message.find(')', open);

@@ -68,5 +68,8 @@ struct XidRecoveryAction {
   Severity severity = Severity::kWarning;
 };
 std::optional<XidRecoveryAction> xid_recovery_action(std::string_view message);
+// An nvmlDeviceGpuRecoveryAction_t as nvidia-smi -q prints it ("None", "Reset", "Reboot",
+// "Drain P2P", "Drain and Reset", …); "action N" for a code this table does not know.
+std::string recovery_action_name(int code);
 
 }  // namespace gpuvet::hw

@@ -114,6 +114,37 @@ typedef struct {
   unsigned char state;
 } nvmlGpuFabricInfo_t;
 
+// nvmlDeviceGetFieldValues: the caller sets fieldId (and scopeId); NVML fills the rest.
+typedef union {
+  double dVal;
+  unsigned int uiVal;
+  unsigned long ulVal;
+  unsigned long long ullVal;
+  signed long long sllVal;
+  signed int siVal;
+  unsigned short usVal;
+} nvmlValue_t;
+typedef struct {
+  unsigned int fieldId;
+  unsigned int scopeId;
+  long long timestamp;
+  long long latencyUsec;
+  int valueType;  // nvmlValueType_t
+  nvmlReturn_t nvmlReturn;
+  nvmlValue_t value;
+} nvmlFieldValue_t;
+enum : int {
+  NVML_VALUE_TYPE_DOUBLE = 0,
+  NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+  NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+  NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+  NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+  NVML_VALUE_TYPE_SIGNED_INT = 5,
+  NVML_VALUE_TYPE_UNSIGNED_SHORT = 6,
+};
+// The driver's recovery action (driver 550+): an nvmlDeviceGpuRecoveryAction_t.
+enum : unsigned { NVML_FI_DEV_GET_GPU_RECOVERY_ACTION = 230 };
+
 enum : int { NVML_CLOCK_GRAPHICS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
 enum : int { NVML_TEMPERATURE_GPU = 0 };
 enum : int {
@@ -218,44 +249,47 @@ typedef nvmlReturn_t (*nvmlDeviceGetNvLinkVersion_fn)(nvmlDevice_t, unsigned int
 typedef nvmlReturn_t (*nvmlDeviceGetNvLinkRemotePciInfo_fn)(nvmlDevice_t, unsigned int,
                                                             nvmlPciInfo_t*);
 typedef nvmlReturn_t (*nvmlDeviceGetGpuFabricInfo_fn)(nvmlDevice_t, nvmlGpuFabricInfo_t*);
+typedef nvmlReturn_t (*nvmlDeviceGetFieldValues_fn)(nvmlDevice_t, int, nvmlFieldValue_t*);
 
 }  // extern "C"
 
 // Symbols gpuvet resolves (base name first, then the versioned ones it prefers).
 // Kept here so the fake library and its tests can check they export them all.
-#define GPUVET_NVML_SYMBOLS(X)                                                                           \
-  X(nvmlInit_v2)                                                                                         \
-  X(nvmlInit)                                                                                            \
-  X(nvmlShutdown)                                                                                        \
-  X(nvmlErrorString) X(nvmlSystemGetDriverVersion) X(nvmlSystemGetNVMLVersion) X(                        \
-      nvmlSystemGetCudaDriverVersion_v2) X(nvmlSystemGetCudaDriverVersion)                               \
-      X(nvmlSystemGetProcessName) X(nvmlDeviceGetCount_v2) X(nvmlDeviceGetCount) X(                      \
-          nvmlDeviceGetHandleByIndex_v2) X(nvmlDeviceGetHandleByIndex) X(nvmlDeviceGetName)              \
-          X(nvmlDeviceGetUUID) X(nvmlDeviceGetSerial) X(nvmlDeviceGetVbiosVersion) X(                    \
-              nvmlDeviceGetPciInfo_v3) X(nvmlDeviceGetPciInfo_v2) X(nvmlDeviceGetPciInfo)                \
-              X(nvmlDeviceGetCurrPcieLinkGeneration) X(nvmlDeviceGetMaxPcieLinkGeneration) X(            \
-                  nvmlDeviceGetGpuMaxPcieLinkGeneration) X(nvmlDeviceGetCurrPcieLinkWidth)               \
-                  X(nvmlDeviceGetMaxPcieLinkWidth) X(nvmlDeviceGetPcieReplayCounter) X(                  \
-                      nvmlDeviceGetNumaNodeId) X(nvmlDeviceGetCpuAffinity) X(nvmlDeviceGetClockInfo)     \
-                      X(nvmlDeviceGetMaxClockInfo) X(nvmlDeviceGetCurrentClocksEventReasons) X(          \
-                          nvmlDeviceGetCurrentClocksThrottleReasons) X(nvmlDeviceGetViolationStatus)     \
-                          X(nvmlDeviceGetTemperature) X(nvmlDeviceGetTemperatureThreshold) X(            \
-                              nvmlDeviceGetMarginTemperature) X(nvmlDeviceGetPowerUsage)                 \
-                              X(nvmlDeviceGetPowerManagementLimit) X(nvmlDeviceGetEnforcedPowerLimit) X( \
-                                  nvmlDeviceGetPowerManagementDefaultLimit) X(nvmlDeviceGetEccMode)      \
-                                  X(nvmlDeviceGetTotalEccErrors) X(nvmlDeviceGetRetiredPages) X(         \
-                                      nvmlDeviceGetRetiredPagesPendingStatus)                            \
-                                      X(nvmlDeviceGetRemappedRows) X(nvmlDeviceGetMemoryInfo) X(         \
-                                          nvmlDeviceGetUtilizationRates)                                 \
-                                          X(nvmlDeviceGetComputeRunningProcesses_v3) X(                  \
-                                              nvmlDeviceGetComputeRunningProcesses_v2)                   \
-                                              X(nvmlDeviceGetComputeRunningProcesses) X(                 \
-                                                  nvmlDeviceGetMigMode) X(nvmlDeviceGetPersistenceMode)  \
-                                                  X(nvmlDeviceGetPerformanceState) X(                    \
-                                                      nvmlDeviceGetTopologyCommonAncestor)               \
-                                                      X(nvmlDeviceGetP2PStatus) X(                       \
-                                                          nvmlDeviceGetNvLinkState)                      \
-                                                          X(nvmlDeviceGetNvLinkVersion) X(               \
-                                                              nvmlDeviceGetNvLinkRemotePciInfo_v2)       \
-                                                              X(nvmlDeviceGetNvLinkRemotePciInfo)        \
-                                                                  X(nvmlDeviceGetGpuFabricInfo)
+#define GPUVET_NVML_SYMBOLS(X)                                                                        \
+  X(nvmlInit_v2)                                                                                      \
+  X(nvmlInit)                                                                                         \
+  X(nvmlShutdown)                                                                                     \
+  X(nvmlErrorString)                                                                                  \
+  X(nvmlSystemGetDriverVersion) X(nvmlSystemGetNVMLVersion) X(nvmlSystemGetCudaDriverVersion_v2) X(   \
+      nvmlSystemGetCudaDriverVersion) X(nvmlSystemGetProcessName) X(nvmlDeviceGetCount_v2)            \
+      X(nvmlDeviceGetCount) X(nvmlDeviceGetHandleByIndex_v2) X(nvmlDeviceGetHandleByIndex) X(         \
+          nvmlDeviceGetName) X(nvmlDeviceGetUUID) X(nvmlDeviceGetSerial) X(nvmlDeviceGetVbiosVersion) \
+          X(nvmlDeviceGetPciInfo_v3) X(nvmlDeviceGetPciInfo_v2) X(nvmlDeviceGetPciInfo) X(            \
+              nvmlDeviceGetCurrPcieLinkGeneration) X(nvmlDeviceGetMaxPcieLinkGeneration)              \
+              X(nvmlDeviceGetGpuMaxPcieLinkGeneration) X(nvmlDeviceGetCurrPcieLinkWidth) X(           \
+                  nvmlDeviceGetMaxPcieLinkWidth) X(nvmlDeviceGetPcieReplayCounter)                    \
+                  X(nvmlDeviceGetNumaNodeId) X(nvmlDeviceGetCpuAffinity) X(nvmlDeviceGetClockInfo) X( \
+                      nvmlDeviceGetMaxClockInfo) X(nvmlDeviceGetCurrentClocksEventReasons)            \
+                      X(nvmlDeviceGetCurrentClocksThrottleReasons) X(nvmlDeviceGetViolationStatus) X( \
+                          nvmlDeviceGetTemperature) X(nvmlDeviceGetTemperatureThreshold)              \
+                          X(nvmlDeviceGetMarginTemperature) X(nvmlDeviceGetPowerUsage) X(             \
+                              nvmlDeviceGetPowerManagementLimit) X(nvmlDeviceGetEnforcedPowerLimit)   \
+                              X(nvmlDeviceGetPowerManagementDefaultLimit) X(nvmlDeviceGetEccMode) X(  \
+                                  nvmlDeviceGetTotalEccErrors) X(nvmlDeviceGetRetiredPages)           \
+                                  X(nvmlDeviceGetRetiredPagesPendingStatus) X(                        \
+                                      nvmlDeviceGetRemappedRows) X(nvmlDeviceGetMemoryInfo)           \
+                                      X(nvmlDeviceGetUtilizationRates) X(                             \
+                                          nvmlDeviceGetComputeRunningProcesses_v3)                    \
+                                          X(nvmlDeviceGetComputeRunningProcesses_v2) X(               \
+                                              nvmlDeviceGetComputeRunningProcesses)                   \
+                                              X(nvmlDeviceGetMigMode) X(                              \
+                                                  nvmlDeviceGetPersistenceMode)                       \
+                                                  X(nvmlDeviceGetPerformanceState) X(                 \
+                                                      nvmlDeviceGetTopologyCommonAncestor)            \
+                                                      X(nvmlDeviceGetP2PStatus) X(                    \
+                                                          nvmlDeviceGetNvLinkState)                   \
+                                                          X(nvmlDeviceGetNvLinkVersion) X(            \
+                                                              nvmlDeviceGetNvLinkRemotePciInfo_v2)    \
+                                                              X(nvmlDeviceGetNvLinkRemotePciInfo)     \
+                                                                  X(nvmlDeviceGetGpuFabricInfo)       \
+                                                                      X(nvmlDeviceGetFieldValues)

@@ -239,6 +239,7 @@ Result<std::shared_ptr<const NvmlLibrary>> NvmlLibrary::load(const std::string& 
   first(lib->device_get_nvlink_remote_pci_info,
         {"nvmlDeviceGetNvLinkRemotePciInfo_v2", "nvmlDeviceGetNvLinkRemotePciInfo"});
   first(lib->device_get_gpu_fabric_info, {"nvmlDeviceGetGpuFabricInfo"});
+  first(lib->device_get_field_values, {"nvmlDeviceGetFieldValues"});
   return std::shared_ptr<const NvmlLibrary>(std::move(lib));
 }
 

@@ -94,6 +94,7 @@ class NvmlLibrary {
   nvmlDeviceGetNvLinkVersion_fn device_get_nvlink_version = nullptr;
   nvmlDeviceGetNvLinkRemotePciInfo_fn device_get_nvlink_remote_pci_info = nullptr;
   nvmlDeviceGetGpuFabricInfo_fn device_get_gpu_fabric_info = nullptr;
+  nvmlDeviceGetFieldValues_fn device_get_field_values = nullptr;
 
   // Which symbol names were resolved for versioned entry points, for the report ("nvmlInit_v2").
   std::string symbol_versions;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/util.h"
+#include "hw/xid_table.h"
 #include "probe/nvml_library.h"
 #include "probe/watchdog.h"
 
@@ -476,6 +477,20 @@ class GpuReader {
       auto r = call("nvmlDeviceGetRetiredPagesPendingStatus",
                     [&] { return lib_.device_get_retired_pages_pending_status(h, &pending); });
       if (r == NVML_SUCCESS) g.ecc.retired_pages_pending = pending != 0;
+    }
+    // The driver's own verdict on what the GPU needs before it serves jobs again. Older
+    // drivers answer NOT_SUPPORTED for the field (or lack the call): left unknown.
+    if (lib_.device_get_field_values) {
+      nvmlFieldValue_t v{};
+      v.fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION;
+      auto r =
+          call("nvmlDeviceGetFieldValues", [&] { return lib_.device_get_field_values(h, 1, &v); });
+      if (r == NVML_SUCCESS && v.nvmlReturn == NVML_SUCCESS) {
+        const unsigned long long code = v.valueType == NVML_VALUE_TYPE_UNSIGNED_LONG_LONG
+                                            ? v.value.ullVal
+                                            : static_cast<unsigned long long>(v.value.uiVal);
+        g.recovery_action = hw::recovery_action_name(static_cast<int>(std::min(code, 1000ULL)));
+      }
     }
     if (lib_.device_get_gpu_fabric_info) {
       nvmlGpuFabricInfo_t f{};

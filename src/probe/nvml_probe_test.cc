@@ -106,6 +106,21 @@ TEST(NvmlProbeTest, OldDriverFallsBackToUnversionedSymbols) {
   EXPECT_EQ(g.thermal.gpu_c, 38);
 }
 
+// The driver's recovery action is NVML field 230: read live (in nvidia-smi's words), unknown
+// where the driver lacks the call (the old fake) or the field.
+TEST(NvmlProbeTest, RecoveryActionIsReadFromTheFieldValues) {
+  auto r = probe_with(scenario("fault-recovery-reset.json"));
+  ASSERT_EQ(r.failure, NvmlFailure::kNone) << r.failure_message;
+  ASSERT_EQ(r.gpus.size(), 1u);
+  EXPECT_EQ(r.gpus[0].recovery_action, "Reset");
+  auto idle = probe_with(scenario("h200-1gpu-idle.json"));
+  ASSERT_EQ(idle.gpus.size(), 1u);
+  EXPECT_FALSE(idle.gpus[0].recovery_action) << *idle.gpus[0].recovery_action;
+  auto old = probe_with(scenario("fault-recovery-reset.json"), GPUVET_FAKE_NVML_OLD);
+  ASSERT_EQ(old.gpus.size(), 1u);
+  EXPECT_FALSE(old.gpus[0].recovery_action);
+}
+
 TEST(NvmlProbeTest, LoadedGpuShowsPowerCapAndProcess) {
   auto r = probe_with(scenario("h200-1gpu-load.json"));
   ASSERT_EQ(r.failure, NvmlFailure::kNone) << r.failure_message;

@@ -924,6 +924,29 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device,
 }
 #endif
 
+#if !FAKE_NVML_OLD_DRIVER
+// Only field 230 (the recovery action) is known; every other field is NOT_SUPPORTED in its
+// value, as NVML answers for a field the device lacks.
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount,
+                                                       nvmlFieldValue_t* values) {
+  DeviceCall call;
+  if (nvmlReturn_t rc = begin(__func__, device, values != nullptr && valuesCount > 0, call);
+      rc != NVML_SUCCESS)
+    return rc;
+  for (int i = 0; i < valuesCount; ++i) {
+    nvmlFieldValue_t& v = values[i];
+    if (v.fieldId == NVML_FI_DEV_GET_GPU_RECOVERY_ACTION && call.gpu->recovery_action) {
+      v.nvmlReturn = NVML_SUCCESS;
+      v.valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+      v.value.uiVal = *call.gpu->recovery_action;
+    } else {
+      v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+    }
+  }
+  return NVML_SUCCESS;
+}
+#endif
+
 // ---------------------------------------------------------------------------------------------
 // The exports must have the signatures the loader casts them to.
 
@@ -993,4 +1016,5 @@ FAKE_NVML_SIGNATURE(nvmlDeviceGetComputeRunningProcesses_v2,
                     nvmlDeviceGetComputeRunningProcesses_fn)
 FAKE_NVML_SIGNATURE(nvmlDeviceGetNvLinkRemotePciInfo_v2, nvmlDeviceGetNvLinkRemotePciInfo_fn)
 FAKE_NVML_SIGNATURE(nvmlDeviceGetGpuFabricInfo, nvmlDeviceGetGpuFabricInfo_fn)
+FAKE_NVML_SIGNATURE(nvmlDeviceGetFieldValues, nvmlDeviceGetFieldValues_fn)
 #endif

@@ -127,6 +127,7 @@ struct Gpu {
   std::optional<std::vector<Process>> processes;
   std::optional<std::vector<NvLink>> nvlinks;
   std::optional<nvmlGpuFabricInfo_t> fabric;
+  std::optional<unsigned> recovery_action;  // nvmlDeviceGpuRecoveryAction_t (field 230)
   FaultMap faults;
   std::vector<Keyframe> timeline;  // in time order; empty: the values above never change
 };
@@ -880,14 +881,36 @@ inline Gpu gpu_at(const Gpu& gpu, double t) {
 }
 
 inline Gpu parse_gpu(const Node& node) {
-  node.only_keys({"name",         "uuid",          "serial",           "vbios",
-                  "pci_bus_id",   "pci_device_id", "pci_subsystem_id", "pcie",
-                  "numa_node",    "cpu_affinity",  "clocks",           "clock_event_reasons",
-                  "violation_ns", "temperature",   "margin",           "thresholds",
-                  "power",        "ecc",           "memory",           "utilization",
-                  "mig",          "persistence",   "pstate",           "processes",
-                  "nvlinks",      "fabric",        "faults",           "handle_error",
-                  "timeline"});
+  node.only_keys({"name",
+                  "uuid",
+                  "serial",
+                  "vbios",
+                  "pci_bus_id",
+                  "pci_device_id",
+                  "pci_subsystem_id",
+                  "pcie",
+                  "numa_node",
+                  "cpu_affinity",
+                  "clocks",
+                  "clock_event_reasons",
+                  "violation_ns",
+                  "temperature",
+                  "margin",
+                  "thresholds",
+                  "power",
+                  "ecc",
+                  "memory",
+                  "utilization",
+                  "mig",
+                  "persistence",
+                  "pstate",
+                  "processes",
+                  "nvlinks",
+                  "fabric",
+                  "faults",
+                  "handle_error",
+                  "timeline",
+                  "recovery_action"});
   Gpu gpu;
   gpu.name = opt_string(node, "name");
   gpu.uuid = opt_string(node, "uuid");
@@ -923,6 +946,7 @@ inline Gpu parse_gpu(const Node& node) {
     gpu.mig = std::pair(current ? current->as_flag() : 0u, pending ? pending->as_flag() : 0u);
   }
   if (auto n = node.get("persistence")) gpu.persistence = n->as_flag() != 0;
+  gpu.recovery_action = opt_u32(node, "recovery_action", 7);
   if (auto n = node.get("pstate")) gpu.pstate = parse_pstate(*n);
   if (auto n = node.get("processes")) gpu.processes = parse_processes(*n);
   if (auto n = node.get("nvlinks")) gpu.nvlinks = parse_nvlinks(*n);
