@@ -208,6 +208,26 @@ TEST(CliDiagnose, ADirectoryCutAtTheFileCapSaysSo) {
   std::filesystem::remove_all(dir);
 }
 
+// D5: 100 million empty lines (100 MB) are read in memory bounded by the input, not by its line
+// count: under a 512 MiB data limit the paste is answered (exit 3, nothing recognised). The
+// splitter that kept an offset pair per line needed 1.6 GB here and died of bad_alloc.
+TEST(CliDiagnose, AHundredMillionEmptyLinesFitInBoundedMemory) {
+  const auto file = std::filesystem::temp_directory_path() / "gpuvet-cli-100m-newlines.txt";
+  {
+    std::ofstream out(file, std::ios::binary);
+    const std::string block(1 << 20, '\n');
+    for (int i = 0; i < 100; ++i) out << block;
+  }
+  auto r = make_process_runner()->run({"bash", "-c",
+                                       std::string("ulimit -d 524288 && exec ") + GPUVET_BINARY +
+                                           " diagnose --from " + file.string()},
+                                      std::chrono::seconds(120));
+  std::filesystem::remove(file);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(r.value().exit_code, 3) << r.value().err;
+  EXPECT_NE(r.value().err.find("supported output"), std::string::npos) << r.value().err;
+}
+
 // With --json a failure is still one JSON document on stdout (gpuvet.error/1), whatever the
 // command and wherever it failed (its own check, the option parser), with what stderr said.
 TEST(CliTest, JsonFailuresAreAnErrorDocument) {

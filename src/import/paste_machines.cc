@@ -32,51 +32,60 @@ struct Line {
   std::size_t begin, end;  // offsets in the part, end before the newline
 };
 
-std::vector<Line> lines_of(std::string_view text) {
-  std::vector<Line> v;
+// Calls visit(line) for each line of `text`, in order; stops when it returns false. No list of
+// every line is kept: a paste of 500 million empty lines costs no memory per line (D5).
+template <class Visit>
+void each_line(std::string_view text, Visit&& visit) {
   std::size_t pos = 0;
   while (pos < text.size()) {
-    auto nl = text.find('\n', pos);
+    const auto nl = text.find('\n', pos);
     const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
-    v.push_back({pos, end});
+    if (!visit(Line{pos, end})) return;
     pos = end + 1;
   }
-  return v;
 }
 
 // Where a part is cut: at every start after the first of a kind that starts more than once.
 // The table's version line has a border line and a timestamp above it, which go with it.
 std::vector<std::size_t> cuts_of(std::string_view part) {
-  const auto lines = lines_of(part);
   std::array<int, 5> seen{};
-  std::vector<std::pair<std::size_t, Start>> starts;  // line index, kind
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const auto line = part.substr(lines[i].begin, lines[i].end - lines[i].begin);
-    if (line.size() > 512) continue;
-    const Start s = start_of(line);
-    if (s == Start::kNone) continue;
-    ++seen[static_cast<int>(s)];
-    starts.emplace_back(i, s);
-  }
+  // Each start with where it would be cut (the two lines above it decide for a table).
+  std::vector<std::pair<std::size_t, Start>> starts;  // cut offset, kind
+  std::optional<Line> above1, above2;                 // the line above, and the one above that
+  auto text_of = [&](const Line& l) { return trim(part.substr(l.begin, l.end - l.begin)); };
+  each_line(part, [&](const Line& l) {
+    const auto line = part.substr(l.begin, l.end - l.begin);
+    const Start s = line.size() > 512 ? Start::kNone : start_of(line);
+    if (s != Start::kNone) {
+      ++seen[static_cast<int>(s)];
+      std::size_t at = l.begin;
+      if (s == Start::kNvsmiTable && above1 && starts_with(text_of(*above1), "+-")) {
+        at = above1->begin;
+        // The timestamp nvidia-smi prints first ("Mon Jan 20 10:18:26 2025").
+        if (above2) {
+          const auto t = text_of(*above2);
+          if (!t.empty() && t.size() < 40 && !starts_with(t, "|") && !starts_with(t, "+") &&
+              t.find(':') != std::string_view::npos &&
+              std::isdigit(static_cast<unsigned char>(t.back())))
+            at = above2->begin;
+        }
+      } else if (s == Start::kNvsmiTable && above1) {
+        const auto t = text_of(*above1);
+        if (!t.empty() && t.size() < 40 && !starts_with(t, "|") && !starts_with(t, "+") &&
+            t.find(':') != std::string_view::npos &&
+            std::isdigit(static_cast<unsigned char>(t.back())))
+          at = above1->begin;
+      }
+      starts.emplace_back(at, s);
+    }
+    above2 = above1;
+    above1 = l;
+    return true;
+  });
   std::vector<std::size_t> cuts;
   std::array<int, 5> taken{};
-  for (auto [i, s] : starts) {
-    if (seen[static_cast<int>(s)] < 2 || taken[static_cast<int>(s)]++ == 0) continue;
-    std::size_t at = i;
-    if (s == Start::kNvsmiTable) {
-      auto text_of = [&](std::size_t k) {
-        return trim(part.substr(lines[k].begin, lines[k].end - lines[k].begin));
-      };
-      if (at > 0 && starts_with(text_of(at - 1), "+-")) --at;
-      // The timestamp nvidia-smi prints first ("Mon Jan 20 10:18:26 2025").
-      if (at > 0 && !text_of(at - 1).empty() && text_of(at - 1).size() < 40 &&
-          !starts_with(text_of(at - 1), "|") && !starts_with(text_of(at - 1), "+") &&
-          text_of(at - 1).find(':') != std::string_view::npos &&
-          std::isdigit(static_cast<unsigned char>(text_of(at - 1).back())))
-        --at;
-    }
-    cuts.push_back(lines[at].begin);
-  }
+  for (auto [at, s] : starts)
+    if (seen[static_cast<int>(s)] >= 2 && taken[static_cast<int>(s)]++ > 0) cuts.push_back(at);
   return cuts;
 }
 
@@ -86,22 +95,25 @@ std::size_t line_number(std::string_view text, const char* at) {
 }
 
 std::optional<int> attached_gpus(std::string_view text) {
-  for (const auto& l : lines_of(text.substr(0, 64 << 10))) {
+  std::optional<int> found;
+  text = text.substr(0, 64 << 10);
+  each_line(text, [&](const Line& l) {
     const auto line = trim(text.substr(l.begin, l.end - l.begin));
+    std::string_view value;
     if (starts_with(line, "Attached GPUs")) {
       const auto colon = line.find(':');
-      if (colon == std::string_view::npos) return std::nullopt;
-      if (auto v = parse_int(trim(line.substr(colon + 1)))) return static_cast<int>(*v);
-      return std::nullopt;
+      if (colon == std::string_view::npos) return false;
+      value = line.substr(colon + 1);
+    } else if (starts_with(line, "<attached_gpus>")) {
+      value = line.substr(15);
+      value = value.substr(0, value.find('<'));
+    } else {
+      return true;
     }
-    if (starts_with(line, "<attached_gpus>")) {
-      auto v = line.substr(15);
-      v = v.substr(0, v.find('<'));
-      if (auto n = parse_int(trim(v))) return static_cast<int>(*n);
-      return std::nullopt;
-    }
-  }
-  return std::nullopt;
+    if (auto v = parse_int(trim(value))) found = static_cast<int>(*v);
+    return false;
+  });
+  return found;
 }
 
 // The whole GPU listing one segment's facts hold, when the segment is one such output.
@@ -133,32 +145,55 @@ std::optional<GpuListing> listing_of(const Facts& f, std::string_view text) {
 
 }  // namespace
 
-std::vector<PasteSegment> paste_segments(std::string_view text, const std::string& origin) {
-  std::vector<PasteSegment> out;
+namespace {
+
+// The segments as views of `text` with the command that printed them: nothing is copied until
+// there are two or more (a single segment, the usual paste, is never copied).
+struct Piece {
+  std::string command;
+  std::string_view text;
+};
+
+std::vector<Piece> pieces_of(std::string_view text) {
+  std::vector<Piece> out;
   for (const auto& part : split_session(text)) {
-    const std::string prompt = part.command.empty() ? "" : "$ " + part.command + "\n";
     auto cuts = cuts_of(part.text);
     cuts.push_back(part.text.size());
     std::size_t from = 0;
     for (const std::size_t to : cuts) {
       const std::string_view piece = part.text.substr(from, to - from);
       from = to;
-      if (trim(piece).empty()) continue;
-      const std::size_t first = line_number(text, piece.data());
-      std::size_t last = line_number(text, piece.data() + piece.size());
-      if (last > first && piece.back() == '\n') --last;
-      out.push_back(
-          {fmt::format("{}, lines {}–{}", origin, first, last), prompt + std::string(piece)});
+      if (!trim(piece).empty()) out.push_back({part.command, piece});
     }
   }
   return out;
 }
 
+std::vector<PasteSegment> segments_of(std::string_view text, const std::vector<Piece>& pieces,
+                                      const std::string& origin) {
+  std::vector<PasteSegment> out;
+  for (const auto& [command, piece] : pieces) {
+    const std::size_t first = line_number(text, piece.data());
+    std::size_t last = line_number(text, piece.data() + piece.size());
+    if (last > first && piece.back() == '\n') --last;
+    out.push_back({fmt::format("{}, lines {}–{}", origin, first, last),
+                   (command.empty() ? "" : "$ " + command + "\n") + std::string(piece)});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<PasteSegment> paste_segments(std::string_view text, const std::string& origin) {
+  return segments_of(text, pieces_of(text), origin);
+}
+
 MachineSplit machines_in_paste(std::string_view text, const std::string& origin,
                                const ImportOptions& options) {
-  const auto segments = paste_segments(text, origin);
+  const auto pieces = pieces_of(text);
+  if (pieces.size() < 2) return {};
+  const auto segments = segments_of(text, pieces, origin);
   std::vector<std::pair<std::string, MachineIdentity>> ids;
-  if (segments.size() < 2) return {};
   for (const auto& s : segments) {
     const Facts f = import_text(s.text, s.label, options);
     MachineIdentity id = identity_of(f);
