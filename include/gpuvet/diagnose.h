@@ -131,6 +131,9 @@ struct Finding {
   std::optional<Action> action;
   // Set when an unexpired ack covers it (its id, every subject, its severity or worse).
   std::optional<AckNote> acknowledged;
+  // What fault this is, more precisely than its id, for the fleet's memory of repairs
+  // ("xid-79"). Empty: the id (see finding_fault).
+  std::optional<std::string> fault;
 };
 
 // The action a finding calls for: its own, else its catalog row's, else none.
@@ -139,6 +142,11 @@ Action finding_action(const Finding& f);
 // else the sentence of its own action (a rule that changed the action to fix-config must not
 // print the row's "reseat"). The finding's decision_note comes before it where shown.
 std::string finding_decision(const Finding& f);
+// The fault a repair addresses (JSON `fault`): for a warning or worse whose action is to reseat,
+// return or drain, its own fault key ("xid-79") else its id ("gpu-unresponsive"); empty for
+// anything else (a setting, a job, something to watch). The fleet counts these per node and
+// GPU to tell a fault that comes back after each reset from one a reset cured.
+std::optional<std::string> finding_fault(const Finding& f);
 
 struct SymptomPattern {
   const char* id;  // "util-high-wallclock-worse", …

@@ -27,6 +27,14 @@
 
 namespace gpuvet {
 
+// A fault a report found (a finding with a `fault`): what, on which GPU.
+struct FleetFault {
+  std::string key;      // "xid-79", "gpu-unresponsive", …
+  std::string subject;  // the GPU's UUID where the report names it, else its subject ("GPU3")
+  std::string severity;
+  bool operator==(const FleetFault&) const = default;
+};
+
 // One node report as the fleet keeps it.
 struct FleetDocument {
   std::string host;
@@ -39,6 +47,12 @@ struct FleetDocument {
   bool has_print = false;    // gate and report documents; a bench document has bandwidth only
   NodePrint print;           // print.bandwidth: what the document measured
   std::string content_hash;  // of the document itself: the same report is kept once
+  // When the node booted (collected_unix − uptime, to the minute), where the report says.
+  std::optional<std::int64_t> boot_unix;
+  // Whether the report judged the node (it has findings: a gate, a diagnose), so that a fault
+  // absent from it is absent from the node; faults are its findings' `fault`s.
+  bool judged = false;
+  std::vector<FleetFault> faults;
 };
 
 // Where a file came from, for host names and times its documents do not carry.
@@ -117,6 +131,33 @@ struct FleetOptions {
   // The report run's clock: staleness is measured from the newest report, but never from
   // later than this (a report from the future cannot make every node stale).
   std::optional<std::int64_t> now_unix;
+  // Repairs with memory: a fault on one GPU that came back after this many repairs (a report
+  // without it in between, or a reboot) calls for hardware inspection / RMA, not another reset.
+  int repairs_before_rma = 2;
+};
+
+// One fault on one GPU of one node over the history. An episode starts when a judged report
+// shows it and the previous one did not, or shows it again after the node rebooted: each
+// episode after the first is a repair (a reset, a reboot, a reseat) that did not hold.
+struct FleetRepair {
+  std::string host;
+  std::string fault;        // "xid-79", "gpu-unresponsive"
+  std::string subject;      // the GPU's UUID, else its subject ("GPU3")
+  std::string cause_class;  // "xid: memory", "inventory", … (FleetFailureClass)
+  int episodes = 0;
+  std::vector<std::int64_t> starts;  // each episode's first report, when dated
+  bool current = false;              // in the node's latest judged report
+  bool escalate = false;             // came back after repairs_before_rma repairs or more
+};
+
+// The fleet's failures by cause class: how often, on how many nodes, how far apart.
+struct FleetFailureClass {
+  std::string cause_class;
+  int episodes = 0;
+  int nodes = 0;
+  // The median time between two consecutive episodes of the class on one node (empty when no
+  // node had two).
+  std::optional<double> median_between_s;
 };
 
 struct FleetMajority {
@@ -165,9 +206,20 @@ struct FleetReport {
   std::vector<FleetGroup> groups;      // by name
   std::vector<FleetOutlier> outliers;  // categorical first, then by group and host
   std::vector<FleetStale> stale;
+  std::vector<FleetRepair> repairs;         // escalations first, then by host, fault, subject
+  std::vector<FleetFailureClass> taxonomy;  // most episodes first
   std::vector<std::string> notes;
-  int exit_code = 0;  // 0 no outlier, 1 measured outliers only, 2 a fingerprint outlier
+  // 0 no outlier, 1 measured outliers only, 2 a fingerprint outlier or a current fault that
+  // came back after repairs (an RMA candidate)
+  int exit_code = 0;
 };
+
+// The repairs and the taxonomy of fleet_report, from the history alone (any order).
+void fleet_repairs(const std::vector<FleetDocument>& history, const FleetOptions& options,
+                   FleetReport& report);
+// "xid: memory" for "xid-48" (the Xid catalog's origin), else the finding's catalog category
+// ("gpu-unresponsive" → "inventory"), else "other".
+std::string fault_cause_class(std::string_view fault);
 
 // Judges the fleet from its history (every document, any order).
 FleetReport fleet_report(const std::vector<FleetDocument>& history, const FleetOptions& options);

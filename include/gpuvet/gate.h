@@ -89,6 +89,9 @@ struct GateReport {
   int exit_code = 3;
   std::vector<std::string> notes;
   std::optional<std::int64_t> collected_unix;
+  // The node's uptime then: with collected_unix, when it booted (the fleet tells a fault that
+  // came back after a reboot from one that never went away).
+  std::optional<double> uptime_s;
 };
 
 // Floors from a node's measured bandwidth: `fraction` of each value (0.9: 10 % headroom),

@@ -32,6 +32,7 @@ struct ReportArgs {
   std::string group_by = "model";
   double max_drain_share = 0.2;
   double stale_after_h = 24;
+  int repairs_before_rma = 2;
   bool json = false;
   bool no_color = false;
 };
@@ -101,6 +102,7 @@ Outcome run_report(const ReportArgs& args) {
   options.group_by = grouping.value();
   options.max_drain_share = args.max_drain_share;
   options.stale_after_s = static_cast<std::int64_t>(args.stale_after_h * 3600);
+  options.repairs_before_rma = args.repairs_before_rma;
   const FleetReport report = fleet_report(history.value(), options);
   if (args.json) {
     JsonOptions j;
@@ -137,7 +139,8 @@ std::function<Outcome()> setup_fleet(CLI::App& app) {
   CLI::App* rep = app.add_subcommand(
       "report",
       "Group like nodes and name the outliers: a fingerprint unlike the group's or its last "
-      "pass, a bandwidth far below the group's (exit 0 none, 1 measured only, 2 fingerprint)");
+      "pass, a bandwidth far below the group's; the faults that came back after repairs and the "
+      "failure taxonomy (exit 0 none, 1 measured only, 2 fingerprint or a current RMA case)");
   rep->add_option("db", report_args->db, "The fleet history")->required();
   rep->add_option("--group-by", report_args->group_by,
                   "model: same GPU model and count; baseline: same gate baseline")
@@ -148,6 +151,10 @@ std::function<Outcome()> setup_fleet(CLI::App& app) {
   rep->add_option("--stale-after", report_args->stale_after_h,
                   "Hours without a report, before the newest one, after which a node is stale")
       ->check(finite_range(0.0, 24.0 * 3650));
+  rep->add_option("--repairs-before-rma", report_args->repairs_before_rma,
+                  "A fault on one GPU that comes back after more than this many repairs (a "
+                  "report without it in between, or a reboot) is for hardware inspection / RMA")
+      ->check(CLI::Range(0, 1000));
   rep->add_flag("--json", report_args->json, "Print gpuvet.fleet/1 JSON");
   rep->add_flag("--no-color", report_args->no_color, "No ANSI colours");
 

@@ -410,6 +410,7 @@ FleetReport fleet_report(const std::vector<FleetDocument>& history, const FleetO
   bool categorical = false;
   for (const auto& o : report.outliers) categorical = categorical || o.categorical;
   report.exit_code = categorical ? 2 : report.outliers.empty() ? 0 : 1;
+  fleet_repairs(history, options, report);
   return report;
 }
 

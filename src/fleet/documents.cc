@@ -110,6 +110,37 @@ bool plain_host_name(std::string_view h) {
   return true;
 }
 
+// The faults a document's findings name (gate/1 and report/1 carry the same finding objects):
+// at most kMaxFaults, subjects by GPU UUID where the finding lists one.
+std::vector<FleetFault> faults_of(const json& doc) {
+  constexpr std::size_t kMaxFaults = 256;
+  std::vector<FleetFault> out;
+  const auto findings = doc.find("findings");
+  if (findings == doc.end() || !findings->is_array()) return out;
+  for (const auto& f : *findings) {
+    if (!f.is_object() || out.size() >= kMaxFaults) continue;
+    const auto key = get_opt<std::string>(f, "fault");
+    if (!key || key->empty() || key->size() > 64) continue;
+    std::vector<std::string> subjects;
+    if (const auto gpus = f.find("gpus"); gpus != f.end() && gpus->is_array())
+      for (const auto& g : *gpus)
+        if (g.is_object())
+          if (auto uuid = get_opt<std::string>(g, "uuid")) subjects.push_back(*uuid);
+    if (subjects.empty())
+      if (const auto s = f.find("subjects"); s != f.end() && s->is_array())
+        for (const auto& v : *s)
+          if (v.is_string()) subjects.push_back(v.get<std::string>());
+    if (subjects.empty()) subjects.push_back("node");
+    for (auto& subject : subjects) {
+      if (out.size() >= kMaxFaults) break;
+      FleetFault fault{*key, std::move(subject),
+                       get_opt<std::string>(f, "severity").value_or("warning")};
+      if (std::find(out.begin(), out.end(), fault) == out.end()) out.push_back(std::move(fault));
+    }
+  }
+  return out;
+}
+
 Result<FleetDocument> one_document(const json& doc, const DocumentOrigin& origin,
                                    const std::string& where) {
   if (!doc.is_object()) return Status::invalid_input(fmt::format("{}: not a JSON object", where));
@@ -130,6 +161,11 @@ Result<FleetDocument> one_document(const json& doc, const DocumentOrigin& origin
     if (const auto b = doc.find("baseline"); b != doc.end() && b->is_object())
       d.baseline = get_opt<std::string>(*b, "name") ? get_opt<std::string>(*b, "name")
                                                     : get_opt<std::string>(*b, "path");
+    if (const auto up = get_opt<double>(doc, "uptime_s");
+        up && d.collected_unix && *up >= 0 && *up < 1e10)
+      d.boot_unix = (*d.collected_unix - static_cast<std::int64_t>(*up)) / 60 * 60;
+    d.faults = faults_of(doc);
+    d.judged = doc.contains("findings") && doc["findings"].is_array();
     if (d.verdict && *d.verdict != "pass" && *d.verdict != "fail" && *d.verdict != "unknown")
       return Status::invalid_input(
           fmt::format("{}: verdict '{}' is not pass, fail or unknown", where, *d.verdict));
@@ -144,6 +180,11 @@ Result<FleetDocument> one_document(const json& doc, const DocumentOrigin& origin
     d.has_print = true;
     d.host = facts.host.hostname.value_or("");
     d.collected_unix = facts.host.collected_unix;
+    if (facts.host.uptime_s && d.collected_unix && *facts.host.uptime_s >= 0 &&
+        *facts.host.uptime_s < 1e10)
+      d.boot_unix = (*d.collected_unix - static_cast<std::int64_t>(*facts.host.uptime_s)) / 60 * 60;
+    d.faults = faults_of(doc);
+    d.judged = doc.contains("findings") && doc["findings"].is_array();
   } else if (d.schema == "gpuvet.bench/1") {
     auto m = bench_json_measurements(compact, where);
     if (!m.is_ok()) return m.status();

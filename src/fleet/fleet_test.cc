@@ -556,3 +556,182 @@ TEST(FleetStatistics, MedianAndMedianAbsoluteDeviation) {
 
 }  // namespace
 }  // namespace gpuvet
+
+// ---- repairs with memory -----------------------------------------------------------------
+
+namespace gpuvet {
+namespace {
+
+// A judged gate report of `host` at t, booted at boot, showing `faults` (key on subject).
+FleetDocument judged(const std::string& host, std::int64_t t, std::int64_t boot,
+                     std::vector<FleetFault> faults) {
+  FleetDocument d = gate_doc(node(host), t, faults.empty() ? "pass" : "fail");
+  d.boot_unix = boot;
+  d.judged = true;
+  d.faults = std::move(faults);
+  d.content_hash = text_hash(host + std::to_string(t));
+  return d;
+}
+
+const FleetRepair* find_repair(const FleetReport& r, const std::string& host,
+                               const std::string& fault) {
+  for (const auto& x : r.repairs)
+    if (x.host == host && x.fault == fault) return &x;
+  return nullptr;
+}
+
+// The same Xid 79 on the same GPU after each reboot: after two repairs that did not hold it is
+// for hardware inspection (and the report exits 2 while it is current); the same fault cured by
+// one reset, on another node, is not; a fault that persists across reports of one boot is one
+// episode, not several.
+TEST(FleetRepairs, AFaultThatComesBackAfterEachRebootEscalatesToRma) {
+  const FleetFault x79{"xid-79", "GPU-aaaa", "critical"};
+  std::vector<FleetDocument> h;
+  // node100: episodes at boots 1000, 2000 (after a clean report), 3000 (reboot, still there).
+  h.push_back(judged("node100", 1100, 1000, {x79}));
+  h.push_back(judged("node100", 1200, 1000, {x79}));  // the same episode
+  h.push_back(judged("node100", 2100, 2000, {}));     // repaired
+  h.push_back(judged("node100", 2200, 2000, {x79}));  // back: episode 2
+  h.push_back(judged("node100", 3100, 3000, {x79}));  // rebooted, still there: episode 3
+  // node101: one episode, cured.
+  h.push_back(judged("node101", 1100, 1000, {x79}));
+  h.push_back(judged("node101", 2100, 2000, {}));
+  FleetOptions o;
+  FleetReport r = fleet_report(h, o);
+  const FleetRepair* a = find_repair(r, "node100", "xid-79");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->episodes, 3);
+  EXPECT_EQ(a->starts, (std::vector<std::int64_t>{1100, 2200, 3100}));
+  EXPECT_TRUE(a->current);
+  EXPECT_TRUE(a->escalate);
+  EXPECT_EQ(a->cause_class, "xid: hardware");
+  const FleetRepair* b = find_repair(r, "node101", "xid-79");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->episodes, 1);
+  EXPECT_FALSE(b->current);
+  EXPECT_FALSE(b->escalate);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.repairs.front().host, "node100");  // the escalation first
+  // With one more repair allowed it is not yet an RMA case, and the report exits 0.
+  o.repairs_before_rma = 3;
+  r = fleet_report(h, o);
+  EXPECT_FALSE(find_repair(r, "node100", "xid-79")->escalate);
+  EXPECT_EQ(r.exit_code, 0);
+  // The taxonomy: 4 episodes of one class on 2 nodes; node100's gaps 1100 and 900 s.
+  ASSERT_EQ(r.taxonomy.size(), 1u);
+  EXPECT_EQ(r.taxonomy[0].cause_class, "xid: hardware");
+  EXPECT_EQ(r.taxonomy[0].episodes, 4);
+  EXPECT_EQ(r.taxonomy[0].nodes, 2);
+  ASSERT_TRUE(r.taxonomy[0].median_between_s);
+  EXPECT_DOUBLE_EQ(*r.taxonomy[0].median_between_s, 1000.0);
+  // Text and JSON say it.
+  const std::string text = render_fleet_text(r, "f.db", TextOptions{});
+  EXPECT_NE(text.find("Failure taxonomy"), std::string::npos) << text;
+  const auto doc = nlohmann::json::parse(fleet_to_json(r, "f.db", JsonOptions{}));
+  EXPECT_EQ(doc["repairs"][0]["episodes"], 3);
+  EXPECT_EQ(doc["failure_taxonomy"][0]["nodes"], 2);
+}
+
+// Reports that do not judge the node (bench, facts) neither end nor start an episode; another
+// GPU's fault is its own; an unknown Xid and a catalog id get their classes.
+TEST(FleetRepairs, OnlyJudgedReportsCountAndEachGpuIsItsOwn) {
+  const FleetFault on_a{"gpu-unresponsive", "GPU-aaaa", "critical"};
+  const FleetFault on_b{"gpu-unresponsive", "GPU-bbbb", "critical"};
+  std::vector<FleetDocument> h;
+  h.push_back(judged("node100", 1100, 1000, {on_a}));
+  FleetDocument bench = gate_doc(node("node100"), 1150);
+  bench.schema = "gpuvet.bench/1";
+  bench.judged = false;
+  h.push_back(bench);
+  h.push_back(judged("node100", 1200, 1000, {on_a, on_b}));
+  const FleetReport r = fleet_report(h, FleetOptions{});
+  ASSERT_EQ(r.repairs.size(), 2u);
+  for (const auto& x : r.repairs) {
+    EXPECT_EQ(x.episodes, 1) << x.subject;
+    EXPECT_EQ(x.cause_class, "inventory");
+  }
+  EXPECT_EQ(fault_cause_class("xid-48"), "xid: memory");
+  EXPECT_EQ(fault_cause_class("xid-9999"), "xid: unknown");
+  EXPECT_EQ(fault_cause_class("no-such-id"), "other");
+}
+
+// The documents carry their faults (by GPU UUID where the finding lists one) and boot time;
+// the store keeps them; a layout-1 database is read as it is and upgraded by the next ingest.
+TEST(FleetRepairs, FaultsAndBootTimesGoThroughTheDocumentsAndTheStore) {
+  nlohmann::ordered_json gate = {
+      {"schema", "gpuvet.gate/1"},
+      {"host", "node7"},
+      {"collected_unix", 1764669600},
+      {"uptime_s", 3600.5},
+      {"verdict", "fail"},
+      {"node",
+       {{"host", "node7"},
+        {"gpu_count", 0},
+        {"gpus", nlohmann::json::array()},
+        {"pairs", nlohmann::json::array()},
+        {"bandwidth", nlohmann::json::array()}}},
+      {"findings",
+       {{{"id", "xid-error"},
+         {"severity", "critical"},
+         {"subjects", {"GPU1"}},
+         {"gpus", {{{"index", 1}, {"uuid", "GPU-1111"}}}},
+         {"fault", "xid-79"}},
+        {{"id", "cpu-saturated"}, {"severity", "warning"}, {"fault", nullptr}}}}};
+  auto docs = fleet_documents(gate.dump(), DocumentOrigin{"g.json", "g", std::nullopt, {}});
+  ASSERT_TRUE(docs.is_ok()) << docs.status().message();
+  ASSERT_EQ(docs.value().size(), 1u);
+  const FleetDocument& d = docs.value()[0];
+  EXPECT_TRUE(d.judged);
+  EXPECT_EQ(d.boot_unix, (1764669600 - 3600) / 60 * 60);
+  ASSERT_EQ(d.faults.size(), 1u);
+  EXPECT_EQ(d.faults[0], (FleetFault{"xid-79", "GPU-1111", "critical"}));
+
+  TempDb t;
+  {
+    auto store = FleetStore::open(t.path(), true);
+    ASSERT_TRUE(store.is_ok());
+    ASSERT_TRUE(store.value()->ingest(docs.value()).is_ok());
+    auto back = store.value()->load();
+    ASSERT_TRUE(back.is_ok());
+    ASSERT_EQ(back.value().size(), 1u);
+    EXPECT_EQ(back.value()[0].faults, d.faults);
+    EXPECT_EQ(back.value()[0].boot_unix, d.boot_unix);
+    EXPECT_TRUE(back.value()[0].judged);
+  }
+  // A layout-1 database (what the previous gpuvet wrote): made by dropping what layout 2 added.
+  const std::string old_path = t.path("layout1.db");
+  {
+    auto store = FleetStore::open(old_path, true);
+    ASSERT_TRUE(store.is_ok());
+    ASSERT_TRUE(store.value()->ingest({gate_doc(node("node1"), 1000)}).is_ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(old_path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "DROP TABLE faults; ALTER TABLE documents DROP COLUMN boot_unix; "
+                         "ALTER TABLE documents DROP COLUMN judged; PRAGMA user_version = 1",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  {
+    auto reader = FleetStore::open(old_path, false);
+    ASSERT_TRUE(reader.is_ok()) << reader.status().message();
+    auto back = reader.value()->load();
+    ASSERT_TRUE(back.is_ok()) << back.status().message();
+    ASSERT_EQ(back.value().size(), 1u);
+    EXPECT_FALSE(back.value()[0].judged);
+  }
+  {
+    auto writer = FleetStore::open(old_path, true);
+    ASSERT_TRUE(writer.is_ok()) << writer.status().message();
+    ASSERT_TRUE(writer.value()->ingest(docs.value()).is_ok());
+    auto back = writer.value()->load();
+    ASSERT_TRUE(back.is_ok());
+    ASSERT_EQ(back.value().size(), 2u);
+    EXPECT_EQ(back.value()[1].faults, d.faults);
+  }
+}
+
+}  // namespace
+}  // namespace gpuvet

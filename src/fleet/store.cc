@@ -23,7 +23,9 @@ namespace gpuvet {
 namespace {
 
 constexpr int kApplicationId = 0x67707674;  // "gpvt"
-constexpr int kLayout = 1;
+// Layout 2 added documents.boot_unix and the faults table; a layout-1 file is upgraded by the
+// next ingest (the columns are added, nothing is rewritten) and read as it is meanwhile.
+constexpr int kLayout = 2;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE documents(
@@ -43,7 +45,9 @@ CREATE TABLE documents(
   topology_hash TEXT,
   p2p_hash TEXT,
   links_hash TEXT,
-  ingested_unix INTEGER NOT NULL);
+  ingested_unix INTEGER NOT NULL,
+  boot_unix INTEGER,
+  judged INTEGER);
 CREATE INDEX documents_by_host ON documents(host, collected_unix);
 CREATE TABLE gpus(
   document_id INTEGER NOT NULL REFERENCES documents(id),
@@ -61,6 +65,19 @@ CREATE TABLE bandwidth(
   document_id INTEGER NOT NULL REFERENCES documents(id),
   key TEXT NOT NULL, subject TEXT NOT NULL, size_bytes INTEGER, gbps REAL NOT NULL);
 CREATE INDEX bandwidth_by_document ON bandwidth(document_id);
+CREATE TABLE faults(
+  document_id INTEGER NOT NULL REFERENCES documents(id),
+  key TEXT NOT NULL, subject TEXT NOT NULL, severity TEXT NOT NULL);
+CREATE INDEX faults_by_document ON faults(document_id);
+)sql";
+
+constexpr const char* kUpgrade1To2 = R"sql(
+ALTER TABLE documents ADD COLUMN boot_unix INTEGER;
+ALTER TABLE documents ADD COLUMN judged INTEGER;
+CREATE TABLE faults(
+  document_id INTEGER NOT NULL REFERENCES documents(id),
+  key TEXT NOT NULL, subject TEXT NOT NULL, severity TEXT NOT NULL);
+CREATE INDEX faults_by_document ON faults(document_id);
 )sql";
 
 class Statement {
@@ -129,6 +146,7 @@ class Statement {
 struct FleetStore::Impl {
   sqlite3* db = nullptr;
   std::string path;
+  std::int64_t layout = kLayout;
   ~Impl() { sqlite3_close(db); }
 
   Status error(std::string_view doing) const {
@@ -201,9 +219,20 @@ Result<std::unique_ptr<FleetStore>> FleetStore::open(const std::string& path, bo
         "fleet database {} is a SQLite database of another program (application id {:#x}, {} "
         "tables): gpuvet leaves it alone",
         path, app.value(), n_tables));
+  } else if (layout.value() == 1 && create) {
+    const std::string upgrade =
+        fmt::format("BEGIN IMMEDIATE; {} PRAGMA user_version = {}; COMMIT;", kUpgrade1To2, kLayout);
+    if (!impl->exec(upgrade.c_str())) {
+      auto s = impl->error("upgrading it from layout 1");
+      impl->exec("ROLLBACK");
+      return s;
+    }
+  } else if (layout.value() == 1) {
+    impl->layout = 1;  // read as it is: no boot times, no faults
   } else if (layout.value() != kLayout) {
     return Status::invalid_input(fmt::format(
-        "fleet database {} has layout {}; this gpuvet reads layout {} (a later gpuvet made it?)",
+        "fleet database {} has layout {}; this gpuvet reads layouts 1 and {} (a later gpuvet "
+        "made it?)",
         path, layout.value(), kLayout));
   }
   return std::unique_ptr<FleetStore>(new FleetStore(std::move(impl)));
@@ -219,15 +248,18 @@ Result<IngestSummary> FleetStore::ingest(const std::vector<FleetDocument>& docum
     impl_->exec("ROLLBACK");
     return s;
   };
-  Statement doc(db,
-                "INSERT OR IGNORE INTO documents(content_hash, host, collected_unix, schema, "
-                "source, verdict, reason, baseline, has_print, gpu_model, gpu_count, "
-                "driver_version, topology_hash, p2p_hash, links_hash, ingested_unix) "
-                "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  Statement doc(
+      db,
+      "INSERT OR IGNORE INTO documents(content_hash, host, collected_unix, schema, "
+      "source, verdict, reason, baseline, has_print, gpu_model, gpu_count, "
+      "driver_version, topology_hash, p2p_hash, links_hash, ingested_unix, boot_unix, judged) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   Statement gpu(db, "INSERT INTO gpus VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   Statement pair(db, "INSERT INTO pairs VALUES(?,?,?,?,?)");
   Statement bw(db, "INSERT INTO bandwidth VALUES(?,?,?,?,?)");
-  if (!doc.ok() || !gpu.ok() || !pair.ok() || !bw.ok()) return fail("preparing the ingest");
+  Statement fault(db, "INSERT INTO faults VALUES(?,?,?,?)");
+  if (!doc.ok() || !gpu.ok() || !pair.ok() || !bw.ok() || !fault.ok())
+    return fail("preparing the ingest");
   const std::int64_t now = std::time(nullptr);
   for (const auto& d : documents) {
     const auto& p = d.print;
@@ -249,6 +281,8 @@ Result<IngestSummary> FleetStore::ingest(const std::vector<FleetDocument>& docum
       doc.bind(15, print_hash(p, "links"));
     }
     doc.bind(16, now);
+    doc.bind(17, d.boot_unix);
+    doc.bind(18, d.judged);
     if (doc.step() != SQLITE_DONE) return fail(fmt::format("adding {}", d.source));
     doc.reset();
     if (sqlite3_changes(db) == 0) {
@@ -294,6 +328,15 @@ Result<IngestSummary> FleetStore::ingest(const std::vector<FleetDocument>& docum
         return fail(fmt::format("adding the bandwidth of {}", d.source));
       bw.reset();
     }
+    for (const auto& f : d.faults) {
+      fault.bind(1, id);
+      fault.bind(2, f.key);
+      fault.bind(3, f.subject);
+      fault.bind(4, f.severity);
+      if (fault.step() != SQLITE_DONE)
+        return fail(fmt::format("adding the faults of {}", d.source));
+      fault.reset();
+    }
   }
   if (!impl_->exec("COMMIT")) return fail("committing the ingest");
   return summary;
@@ -311,10 +354,12 @@ Result<std::vector<FleetDocument>> FleetStore::load() const {
     return s;
   };
   {
-    Statement s(db,
-                "SELECT id, content_hash, host, collected_unix, schema, source, verdict, reason, "
-                "baseline, has_print, gpu_model, gpu_count, driver_version FROM documents "
-                "ORDER BY coalesce(collected_unix, 0), id");
+    const std::string sql = fmt::format(
+        "SELECT id, content_hash, host, collected_unix, schema, source, verdict, reason, "
+        "baseline, has_print, gpu_model, gpu_count, driver_version, {} FROM documents "
+        "ORDER BY coalesce(collected_unix, 0), id",
+        impl_->layout >= 2 ? "boot_unix, judged" : "NULL, 0");
+    Statement s(db, sql.c_str());
     if (!s.ok()) return fail("reading its documents");
     int rc;
     while ((rc = s.step()) == SQLITE_ROW) {
@@ -332,6 +377,8 @@ Result<std::vector<FleetDocument>> FleetStore::load() const {
       d.print.gpu_model = s.opt_text(10);
       d.print.gpu_count = s.opt_int(11).value_or(0);
       d.print.driver_version = s.opt_text(12);
+      if (!s.is_null(13)) d.boot_unix = s.int64(13);
+      d.judged = !s.is_null(14) && s.int64(14) != 0;
       at.emplace(s.int64(0), out.size());
       out.push_back(std::move(d));
     }
@@ -382,6 +429,14 @@ Result<std::vector<FleetDocument>> FleetStore::load() const {
                 if (!s.is_null(3)) v.size_bytes = static_cast<std::uint64_t>(s.int64(3));
                 p.bandwidth.push_back(std::move(v));
               });
+  if (st.is_ok() && impl_->layout >= 2) {
+    Statement s(db, "SELECT document_id, key, subject, severity FROM faults ORDER BY rowid");
+    int rc = s.ok() ? SQLITE_ROW : SQLITE_ERROR;
+    while (s.ok() && (rc = s.step()) == SQLITE_ROW)
+      if (const auto it = at.find(s.int64(0)); it != at.end())
+        out[it->second].faults.push_back({s.text(1), s.text(2), s.text(3)});
+    if (rc != SQLITE_DONE) st = impl_->error("reading its faults");
+  }
   if (!st.is_ok()) {
     impl_->exec("ROLLBACK");
     return st;

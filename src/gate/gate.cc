@@ -249,6 +249,7 @@ GateReport judge_gate(const Baseline& baseline, const Facts& facts, Diagnosis di
   r.baseline_name = baseline.name;
   r.options = options;
   r.collected_unix = facts.host.collected_unix;
+  r.uptime_s = facts.host.uptime_s;
   r.node = node_print(facts);
   r.node.bandwidth = std::move(bandwidth);
   const bool floors = options.profile == GateProfile::kFull;

@@ -112,6 +112,7 @@ nlohmann::ordered_json finding_json(const Finding& f, const Facts& facts) {
       {"observed", value_json(f.observed, false)},
       {"expected", value_json(f.expected, true)},
       {"action", action_name(finding_action(f))},
+      {"fault", finding_fault(f) ? json(*finding_fault(f)) : json(nullptr)},
       {"acknowledged",
        f.acknowledged ? json{{"reason", f.acknowledged->reason},
                              {"expires_unix", f.acknowledged->expires_unix},

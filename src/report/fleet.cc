@@ -28,6 +28,28 @@ std::string when(std::optional<std::int64_t> t) {
   return buf;
 }
 
+// "3 h", "2.5 d": a time between failures.
+std::string span(double s) {
+  if (s < 2 * 3600) return fmt::format("{:.0f} min", s / 60);
+  if (s < 2 * 86400) return fmt::format("{:.1f} h", s / 3600);
+  return fmt::format("{:.1f} d", s / 86400);
+}
+
+// What to do about a fault, with the fleet's memory of it.
+std::string repair_action(const FleetRepair& r, int repairs_before_rma) {
+  if (r.escalate)
+    return fmt::format(
+        "hardware inspection / RMA: it came back after {} repair(s) (reset or reboot), more than "
+        "the {} that may fail before a reset is no longer the answer",
+        r.episodes - 1, repairs_before_rma);
+  if (!r.current) return "cured by the last repair (not in the latest report)";
+  return r.episodes == 1 ? "reset the GPU (or reboot the node) and watch whether it comes back"
+                         : fmt::format(
+                               "back after {} repair(s): reset again; one more and it "
+                               "is an RMA case",
+                               r.episodes - 1);
+}
+
 }  // namespace
 
 std::string fleet_to_json(const FleetReport& r, std::string_view database,
@@ -70,6 +92,23 @@ std::string fleet_to_json(const FleetReport& r, std::string_view database,
   json stale = json::array();
   for (const auto& s : r.stale)
     stale.push_back({{"host", s.host}, {"last_unix", opt(s.last_unix)}});
+  json repairs = json::array();
+  for (const auto& x : r.repairs)
+    repairs.push_back({{"host", x.host},
+                       {"fault", x.fault},
+                       {"subject", x.subject},
+                       {"cause_class", x.cause_class},
+                       {"episodes", x.episodes},
+                       {"episode_starts_unix", x.starts},
+                       {"current", x.current},
+                       {"escalate", x.escalate},
+                       {"action", repair_action(x, r.options.repairs_before_rma)}});
+  json taxonomy = json::array();
+  for (const auto& t : r.taxonomy)
+    taxonomy.push_back({{"cause_class", t.cause_class},
+                        {"episodes", t.episodes},
+                        {"nodes", t.nodes},
+                        {"median_between_s", opt(t.median_between_s)}});
   const auto& p = r.options;
   const json doc = {
       {"schema", "gpuvet.fleet/1"},
@@ -84,10 +123,13 @@ std::string fleet_to_json(const FleetReport& r, std::string_view database,
         {"min_drop", p.min_drop},
         {"min_numeric_group", p.min_numeric_group},
         {"max_drain_share", p.max_drain_share},
-        {"stale_after_s", p.stale_after_s}}},
+        {"stale_after_s", p.stale_after_s},
+        {"repairs_before_rma", p.repairs_before_rma}}},
       {"groups", groups},
       {"outliers", outliers},
       {"stale", stale},
+      {"repairs", repairs},
+      {"failure_taxonomy", taxonomy},
       {"notes", r.notes},
       {"exit_code", r.exit_code},
   };
@@ -133,6 +175,26 @@ std::string render_fleet_text(const FleetReport& r, std::string_view database,
       << c(bold) << "Stale (" << r.stale.size() << ")" << c(reset) << ": no report for more than "
       << r.options.stale_after_s / 3600 << " h before the newest\n";
     for (const auto& s : r.stale) o << "  " << s.host << "  last " << when(s.last_unix) << "\n";
+  }
+  if (!r.repairs.empty()) {
+    int escalated = 0;
+    for (const auto& x : r.repairs) escalated += x.escalate && x.current;
+    o << "\n"
+      << c(bold) << "Faults and repairs (" << r.repairs.size() << ", " << escalated
+      << " for hardware inspection / RMA)" << c(reset) << "\n";
+    for (const auto& x : r.repairs) {
+      o << "  " << c(bold) << c(x.escalate && x.current ? red : yellow) << x.host << c(reset)
+        << "  " << x.fault << "  " << x.subject << "  " << x.episodes << " episode"
+        << (x.episodes == 1 ? "" : "s");
+      if (!x.starts.empty()) o << ", last from " << when(x.starts.back());
+      o << "\n      → " << repair_action(x, r.options.repairs_before_rma) << "\n";
+    }
+    o << "\n" << c(bold) << "Failure taxonomy" << c(reset) << "\n";
+    o << fmt::format("  {:<22} {:>8}  {:>5}  {}\n", "CAUSE CLASS", "EPISODES", "NODES",
+                     "MEDIAN TIME BETWEEN (one node)");
+    for (const auto& t : r.taxonomy)
+      o << fmt::format("  {:<22} {:>8}  {:>5}  {}\n", t.cause_class, t.episodes, t.nodes,
+                       t.median_between_s ? span(*t.median_between_s) : std::string("-"));
   }
   bool any = !r.notes.empty();
   for (const auto& g : r.groups) any = any || !g.notes.empty();

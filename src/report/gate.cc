@@ -103,6 +103,7 @@ std::string gate_to_json(const GateReport& r, const JsonOptions& options) {
       {"tool", {{"name", "gpuvet"}, {"version", GPUVET_VERSION}, {"command", options.command}}},
       {"host", opt(r.node.host)},
       {"collected_unix", opt(r.collected_unix)},
+      {"uptime_s", opt(r.uptime_s)},
       {"profile", gate_profile_name(r.options.profile)},
       {"fail_on", severity_name(r.options.fail_on)},
       {"exit_style", exit_style_name(r.options.exit_style)},

@@ -68,6 +68,13 @@ std::string finding_decision(const Finding& f) {
   return {};
 }
 
+std::optional<std::string> finding_fault(const Finding& f) {
+  const Action a = finding_action(f);
+  if (f.severity < Severity::kWarning || (a != Action::kReseatOrRma && a != Action::kDrain))
+    return std::nullopt;
+  return f.fault ? *f.fault : f.id;
+}
+
 const char* bound_name(Bound b) {
   switch (b) {
     case Bound::kAtLeast:

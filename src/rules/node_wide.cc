@@ -196,6 +196,8 @@ void emit_xids(const Context& c, std::vector<XidFinding> found, Emitter& e) {
                     latest->detail, reading.meaning);
     fd.decision_note = reading.decision;
     if (x.finding.decision_note) *fd.decision_note += " " + *x.finding.decision_note;
+    fd.action = x.finding.action;
+    fd.fault = x.finding.fault;
     e.add("xid-error", std::move(fd));
   }
 }

@@ -1089,6 +1089,7 @@ void check_xids(const Context& c, Emitter& e) {
                                   info->meaning, info->action));
     if (!notes.empty()) finding.decision_note = join(notes, " ");
     finding.action = xid_action(judged, sev, current);
+    finding.fault = fmt::format("xid-{}", gr.code);
     xf.finding = std::move(finding);
     found.push_back(std::move(xf));
   }
@@ -1241,7 +1242,7 @@ void check_driver_failures(const Context& c, Emitter& e) {
     fd.severity = p2p_only ? Severity::kWarning : Severity::kCritical;
     fd.subjects = {gpu_subject(g.index)};
     fd.evidence = fmt::format(
-        "{}{}: the driver's recovery action is \"{}\" (nvidia-smi -q GPU Recovery Action): {}",
+        "{}{}: the driver's recovery action is \"{}\" (GPU Recovery Action, NVML field 230): {}",
         gpu_subject(g.index), g.pci_bus_id ? " (" + *g.pci_bus_id + ")" : std::string(),
         *g.recovery_action,
         p2p_only ? "drain its peer-to-peer traffic" : "it needs that before it can run jobs again");
