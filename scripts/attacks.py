@@ -1825,6 +1825,126 @@ def a87(ctx):
     return V(r.code == 3 and doc.get("schema") == "gpuvet.error/1"), r.obs(rss=False)
 
 
+@attack(88, "E8: slowloris on /metrics: 40 connections sending a header line a second",
+        "`gpuvet export --listen 127.0.0.1:0` + 40 slow clients; `curl -m 10 /metrics` ×5",
+        "5 of 5 scrapes answered")
+def a88(ctx):
+    scenarios8(ctx)
+    log = ctx.path("export.log")
+    env = dict(ctx.env)
+    env[SC] = os.path.join(SCEN, "h200-1gpu-idle.json")
+    with open(log, "wb") as err:
+        p = subprocess.Popen([ctx.gpuvet, "export", "--nvml", ctx.fake, "--listen", "127.0.0.1:0",
+                              "--interval", "5"], stdout=subprocess.DEVNULL, stderr=err,
+                             cwd=ctx.work, env=env)
+    try:
+        port = None
+        for _ in range(100):
+            m = re.search(r"127\.0\.0\.1:(\d+)/metrics", open(log).read())
+            if m:
+                port = int(m.group(1))
+                break
+            time.sleep(0.1)
+        if port is None:
+            return V(False), "export did not say where it listens"
+        socks = []
+        for _ in range(40):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(b"GET /metrics HTTP/1.1\r\n")
+            socks.append(s)
+        answered = 0
+        for _ in range(5):
+            for i, s in enumerate(socks):
+                try:
+                    s.sendall(b"X-Slow: 1\r\n")
+                except OSError:
+                    socks[i] = socket.create_connection(("127.0.0.1", port))
+                    socks[i].sendall(b"GET /metrics HTTP/1.1\r\n")
+            r = subprocess.run(["curl", "-s", "-m", "10", "-o", "/dev/null", "-w", "%{http_code}",
+                                f"http://127.0.0.1:{port}/metrics"], capture_output=True, text=True)
+            answered += r.stdout == "200"
+            time.sleep(1)
+        for s in socks:
+            s.close()
+        return V(answered == 5), f"{answered}/5 scrapes answered"
+    finally:
+        p.terminate()
+        p.wait(timeout=10)
+
+
+@attack(89, "E9: kill -9 of `gpuvet launch` while 4 jobs run (each with a setsid daemon)",
+        "`gpuvet launch --per-gpu -- job.sh & sleep 2; kill -9 $!`",
+        "every job process and daemon gone within 10 s, the cgroup leaves removed")
+def a89(ctx):
+    scenarios8(ctx)
+    job = ctx.path("kjob.sh")
+    with open(job, "w") as f:
+        f.write("#!/bin/sh\nsetsid sh -c 'exec sleep 300' </dev/null >/dev/null 2>&1 &\n"
+                "echo $! > \"$OUT/daemon$1\"\nexec sleep 300\n")
+    os.chmod(job, 0o755)
+    env = dict(ctx.env)
+    env[SC] = os.path.join(SCEN, "4gpu-nvlink-direct.json")
+    env["OUT"] = ctx.work
+    p = subprocess.Popen([ctx.gpuvet, "launch", "--per-gpu", "--nvml", ctx.fake, "--grace", "1",
+                          "--check-timeout", "0", "-q", "--", job, "{rank}"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ctx.work, env=env)
+    for _ in range(100):
+        if all(os.path.exists(ctx.path(f"daemon{k}")) for k in range(4)):
+            break
+        time.sleep(0.1)
+    time.sleep(0.5)
+    leaf = None
+    for line in open(f"/proc/{p.pid}/cgroup"):
+        if line.startswith("0::"):
+            for mount in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+                cand = os.path.join(mount, line[3:].strip().lstrip("/"), f"gpuvet-launch-{p.pid}")
+                if os.path.isdir(cand):
+                    leaf = cand
+    pids = [int(open(ctx.path(f"daemon{k}")).read()) for k in range(4)
+            if os.path.exists(ctx.path(f"daemon{k}"))]
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    def alive(pid):
+        try:
+            st = open(f"/proc/{pid}/stat").read()
+            return st[st.rindex(")") + 2] not in "ZX"
+        except OSError:
+            return False
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (any(alive(x) for x in pids) or (leaf and os.path.exists(leaf))):
+        time.sleep(0.1)
+    left = [x for x in pids if alive(x)]
+    for x in left:
+        os.kill(x, signal.SIGKILL)
+    ok = len(pids) == 4 and not left and not (leaf and os.path.exists(leaf))
+    return V(ok), (f"{len(pids)} daemons, {len(left)} left running; cgroup "
+                   f"{'none' if not leaf else ('left' if os.path.exists(leaf) else 'removed')}")
+
+
+@attack(90, "repairs with memory: Xid 79 on one GPU back after two reboots",
+        "`gpuvet fleet ingest f.db reports/; gpuvet fleet report f.db --json`",
+        "2, the GPU escalated to hardware inspection / RMA")
+def a90(ctx):
+    os.makedirs(ctx.path("rep"), exist_ok=True)
+    def gate(t, boot_t, fault):
+        finding = {"id": "xid-error", "severity": "critical", "subjects": ["GPU1"],
+                   "gpus": [{"index": 1, "uuid": "GPU-aaaa"}], "fault": "xid-79"}
+        return {"schema": "gpuvet.gate/1", "host": "node42", "collected_unix": t,
+                "uptime_s": t - boot_t, "verdict": "fail" if fault else "pass",
+                "node": {"host": "node42", "gpu_count": 0, "gpus": [], "pairs": [], "bandwidth": []},
+                "findings": [finding] if fault else []}
+    docs = [gate(1796000000, 1795990000, True), gate(1796100000, 1796090000, False),
+            gate(1796100600, 1796090000, True), gate(1796200000, 1796190000, True)]
+    for i, d in enumerate(docs):
+        json.dump(d, open(ctx.path("rep", f"r{i}.json"), "w"))
+    ctx.sh("gpuvet fleet ingest f.db rep")
+    r = ctx.sh("gpuvet fleet report f.db --json")
+    doc = r.json() or {}
+    rep = (doc.get("repairs") or [{}])[0]
+    return V(r.code == 2 and rep.get("escalate") is True and rep.get("episodes") == 3), \
+        r.obs(f"episodes {rep.get('episodes')}, escalate {rep.get('escalate')}", False)
+
+
 # --------------------------------------------------------------------------- main
 
 

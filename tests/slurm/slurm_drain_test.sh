@@ -121,4 +121,62 @@ assert d["groups"][0]["gate"]["pass"] == 1, d["groups"]
 assert d["outliers"] == [], d["outliers"]
 EOF
 echo "ok: srun --output=%N.json, fleet ingest, fleet report: the node's report is in the history"
+# The README's drain pipeline, end to end, with a hostile host name in the input (E3). Four
+# peers like this node, this node, and a report whose host is "evil<newline><this node>" with a
+# narrower link (an outlier). The hostile report is refused at ingest, so nothing is drained,
+# least of all this healthy node; then this node's own report turns narrow and the same
+# pipeline drains it, by its name, with the README's reason, which the node's own passing
+# health check does not take for its own and so does not resume.
+# The README's command, verbatim but for the database; its status is xargs's (scontrol's),
+# as in an interactive shell: `fleet report` exits 2 when it finds an outlier.
+fleet_pipeline() (
+  set +o pipefail
+  "$gpuvet" fleet report "$1" --json | jq -j '.outliers[] | select(.drain) | .host + "\u0000"' |
+    xargs -0 -r -I{} scontrol update nodename={} state=drain reason="fleet outlier (gpuvet fleet)"
+)
+mkdir -p "$T/fleet2"
+python3 - "$T/gates/$host.json" "$T/fleet2" "$host" <<'EOF' || fail "could not write the fleet reports"
+import copy, json, sys
+src, out, host = sys.argv[1], sys.argv[2], sys.argv[3]
+doc = json.load(open(src))
+def write(name, h, width=None):
+    d = copy.deepcopy(doc)
+    d["host"] = h
+    d["node"]["host"] = h
+    if width is not None:
+        for g in d["node"]["gpus"]:
+            g["pcie_width"] = width
+    json.dump(d, open(f"{out}/{name}.json", "w"))
+for i in range(4):
+    write(f"peer{i}", f"peer{i}")
+write(host, host)
+write("hostile", f"evil\n{host}", width=8)
+EOF
+"$gpuvet" fleet ingest "$T/fleet2.db" "$T/fleet2" >"$T/ingest2.log" 2>&1
+rc=$?
+((rc == 3)) || fail "ingest with a hostile host name: exit $rc (want 3, the document refused)"
+grep -q "not a plain host name" "$T/ingest2.log" || fail "ingest did not say why: $(cat "$T/ingest2.log")"
+fleet_pipeline "$T/fleet2.db" || fail "the README pipeline failed on the fleet with a hostile report"
+sleep 2
+line=$(node_state)
+[[ $line == idle* ]] || fail "a healthy node was drained through a hostile host name: $line"
+echo "ok: README drain pipeline: the hostile report refused, the healthy node left alone ($line)"
+python3 - "$T/gates/$host.json" "$T/fleet2-narrow.json" <<'EOF' || fail "could not write the narrow report"
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["collected_unix"] += 60
+for g in d["node"]["gpus"]:
+    g["pcie_width"] = 8
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+"$gpuvet" fleet ingest "$T/fleet2.db" "$T/fleet2-narrow.json" >>"$T/ingest2.log" 2>&1 ||
+  fail "ingest of the narrow report failed: $(cat "$T/ingest2.log")"
+fleet_pipeline "$T/fleet2.db" || fail "the README pipeline failed"
+wait_for 30 '^drain(ed|ing)[^ ]* fleet outlier \(gpuvet fleet\)$' "the outlier drained by the README pipeline"
+# Not gate's own reason: the node's passing health check (every 5 s) leaves the drain alone.
+sleep 12
+line=$(node_state)
+[[ $line == drain*"fleet outlier (gpuvet fleet)" ]] || fail "the health check undid the fleet drain: $line"
+timeout 10 scontrol update nodename="$host" state=resume
+echo "ok: README drain pipeline: the narrow node drained by name, kept through health checks"
 echo "PASS in $(($(date +%s) - started)) s"
