@@ -139,6 +139,26 @@ void BM_DiagnoseTopo1024Gpus(benchmark::State& state) {
 }
 BENCHMARK(BM_DiagnoseTopo1024Gpus)->Unit(benchmark::kMillisecond);
 
+// The text of a diagnosis whose findings name every pair of N GPUs (a topology paste where each
+// pair is SYS): grouping and "… N more" are per finding, so time per pair should stay flat from
+// 256 to 512 GPUs (the subject dedupe by scan was quadratic: 30 s at 512 GPUs).
+void BM_DiagnoseAndRenderTopo(benchmark::State& state) {
+  std::string input = gpuvet::testing::topo_matrix(static_cast<int>(state.range(0)));
+  for (auto at = input.find("\tNV18"); at != std::string::npos; at = input.find("\tNV18", at))
+    input.replace(at, 5, "\tSYS");
+  const gpuvet::Facts facts = gpuvet::import::import_text(input, "topo.txt");
+  const auto d = gpuvet::diagnose(facts);
+  for (auto _ : state) {
+    auto text = gpuvet::render_diagnosis_text(facts, d);
+    benchmark::DoNotOptimize(text);
+  }
+  state.counters["findings"] = static_cast<double>(d.findings.size());
+  state.counters["per_finding_us"] = benchmark::Counter(
+      static_cast<double>(d.findings.size()),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_DiagnoseAndRenderTopo)->Arg(256)->Arg(512)->Unit(benchmark::kMillisecond);
+
 void BM_DiagnosePmonTwoSamplesOf100k(benchmark::State& state) {
   static const std::string input = gpuvet::testing::pmon_two_samples_of_100k();
   diagnose_imported(state, input, "pmon.txt");

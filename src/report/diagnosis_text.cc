@@ -7,6 +7,7 @@
 #include <cctype>
 #include <ctime>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/util.h"
@@ -52,10 +53,12 @@ std::string decision_of(const FindingGroup& g) {
 
 // The subjects of members [from, end), compacted: what "… N more" stands for.
 std::string subjects_from(const FindingGroup& g, std::size_t from) {
+  // A set beside the list: 130 816 pair findings of a 512-GPU topology were O(n²) here.
   std::vector<std::string> rest;
+  std::unordered_set<std::string_view> seen;
   for (std::size_t i = from; i < g.members.size(); ++i)
     for (const auto& s : g.members[i]->subjects)
-      if (std::find(rest.begin(), rest.end(), s) == rest.end()) rest.push_back(s);
+      if (seen.insert(s).second) rest.push_back(s);
   return compact_subjects(rest);
 }
 
@@ -136,18 +139,20 @@ std::string TextLayout::wrap(std::string_view text, std::size_t first_column,
 
 std::vector<FindingGroup> group_findings(std::span<const Finding> findings) {
   std::vector<FindingGroup> groups;
+  std::vector<std::unordered_set<std::string_view>> seen;  // per group: its subjects, to dedupe
   for (const auto& f : findings) {
     auto it = std::find_if(groups.begin(), groups.end(), [&](const FindingGroup& g) {
       return g.first().id == f.id && g.first().severity == f.severity;
     });
     if (it == groups.end()) {
       groups.push_back({});
+      seen.emplace_back();
       it = std::prev(groups.end());
     }
     it->members.push_back(&f);
+    auto& subjects = seen[static_cast<std::size_t>(it - groups.begin())];
     for (const auto& s : f.subjects)
-      if (std::find(it->subjects.begin(), it->subjects.end(), s) == it->subjects.end())
-        it->subjects.push_back(s);
+      if (subjects.insert(s).second) it->subjects.push_back(s);
   }
   return groups;
 }
