@@ -1,8 +1,7 @@
 // src/baseline/baseline_file.cc — the baseline file: written from a node's print with comments
 // that say where each value came from, read back strictly (an unknown key or a wrong type is
 // an error naming it: a typo must never turn a check off silently).
-#define TOML_EXCEPTIONS 0
-#include <toml++/toml.h>
+#include "core/toml_document.h"
 
 #include <fmt/format.h>
 
@@ -240,14 +239,10 @@ Result<Baseline> parse_baseline(std::string_view toml_text, std::string_view ori
   Baseline b;
   b.origin = std::string(origin);
   b.digest = text_hash(toml_text);
-  toml::parse_result parsed = toml::parse(toml_text, std::string(origin));
-  if (!parsed) {
-    const auto& err = parsed.error();
-    return Status::invalid_input(fmt::format("{}:{}:{}: {}", origin, err.source().begin.line,
-                                             err.source().begin.column, err.description()));
-  }
+  auto parsed = parse_toml(toml_text, std::string(origin));
+  if (!parsed.is_ok()) return parsed.status();
   const Reader r{std::string(origin)};
-  const toml::table& root = parsed.table();
+  const toml::table& root = parsed.value();
   GPUVET_TRY_STATUS(r.keys(
       root, "", {"schema", "name", "node", "gpu", "paths", "p2p", "compare", "floor", "end"}));
   std::optional<std::string> schema;

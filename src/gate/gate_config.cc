@@ -1,7 +1,6 @@
 // gate/gate_config.cc — the [gate] table of gpuvet's configuration file. The same file's
 // [thresholds] table is the rules' (rules/thresholds.cc); each reader checks its own table.
-#define TOML_EXCEPTIONS 0
-#include <toml++/toml.h>
+#include "core/toml_document.h"
 
 #include <algorithm>
 #include <vector>
@@ -15,14 +14,10 @@
 namespace gpuvet {
 
 Result<GateConfig> parse_gate_config(std::string_view toml_text, const std::string& origin) {
-  toml::parse_result parsed = toml::parse(toml_text, origin);
-  if (!parsed) {
-    const auto& err = parsed.error();
-    return Status::invalid_input(fmt::format("{}:{}:{}: {}", origin, err.source().begin.line,
-                                             err.source().begin.column, err.description()));
-  }
+  auto parsed = parse_toml(toml_text, origin);
+  if (!parsed.is_ok()) return parsed.status();
   GateConfig c;
-  const toml::node_view gate = parsed.table()["gate"];
+  const toml::node_view gate = parsed.value()["gate"];
   if (!gate) return c;
   const toml::table* table = gate.as_table();
   if (!table) return Status::invalid_input(fmt::format("{}: 'gate' must be a table", origin));

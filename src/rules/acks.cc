@@ -47,8 +47,10 @@ std::optional<std::int64_t> expiry_of(const toml::node& n) {
     return t;
   }
   if (const auto* s = n.as_string()) {
-    auto re = toml::parse("x = " + std::string(s->get()));
-    if (re && re.table()["x"].node()) return expiry_of(*re.table()["x"].node());
+    // A date written as a string: read as the TOML date it spells (through parse_toml, which
+    // keeps a non-ASCII character away from toml++).
+    auto re = parse_toml("x = " + std::string(s->get()), "expires");
+    if (re.is_ok() && re.value()["x"].node()) return expiry_of(*re.value()["x"].node());
   }
   return std::nullopt;
 }
