@@ -32,6 +32,9 @@ struct FleetFault {
   std::string key;      // "xid-79", "gpu-unresponsive", …
   std::string subject;  // the GPU's UUID where the report names it, else its subject ("GPU3")
   std::string severity;
+  // The node's operators acknowledged it (an ack in the node's acks.toml, unexpired when the
+  // report was made): still counted and shown, never the reason the fleet report fails.
+  bool acknowledged = false;
   bool operator==(const FleetFault&) const = default;
 };
 
@@ -148,6 +151,7 @@ struct FleetRepair {
   std::vector<std::int64_t> starts;  // each episode's first report, when dated
   bool current = false;              // in the node's latest judged report
   bool escalate = false;             // came back after repairs_before_rma repairs or more
+  bool acknowledged = false;         // acknowledged in the latest report that showed it
 };
 
 // The fleet's failures by cause class: how often, on how many nodes, how far apart.

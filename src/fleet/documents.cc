@@ -133,8 +133,10 @@ std::vector<FleetFault> faults_of(const json& doc) {
     if (subjects.empty()) subjects.push_back("node");
     for (auto& subject : subjects) {
       if (out.size() >= kMaxFaults) break;
+      const auto ack = f.find("acknowledged");
       FleetFault fault{*key, std::move(subject),
-                       get_opt<std::string>(f, "severity").value_or("warning")};
+                       get_opt<std::string>(f, "severity").value_or("warning"),
+                       ack != f.end() && ack->is_object()};
       if (std::find(out.begin(), out.end(), fault) == out.end()) out.push_back(std::move(fault));
     }
   }

@@ -612,6 +612,16 @@ TEST(FleetRepairs, AFaultThatComesBackAfterEachRebootEscalatesToRma) {
   EXPECT_FALSE(b->escalate);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.repairs.front().host, "node100");  // the escalation first
+  // Acknowledged on the node in its latest report: shown, still escalated, not the reason the
+  // report fails.
+  {
+    auto acked = h;
+    acked[4].faults[0].acknowledged = true;
+    const FleetReport ra = fleet_report(acked, o);
+    EXPECT_TRUE(find_repair(ra, "node100", "xid-79")->escalate);
+    EXPECT_TRUE(find_repair(ra, "node100", "xid-79")->acknowledged);
+    EXPECT_EQ(ra.exit_code, 0);
+  }
   // With one more repair allowed it is not yet an RMA case, and the report exits 0.
   o.repairs_before_rma = 3;
   r = fleet_report(h, o);
@@ -675,7 +685,8 @@ TEST(FleetRepairs, FaultsAndBootTimesGoThroughTheDocumentsAndTheStore) {
          {"severity", "critical"},
          {"subjects", {"GPU1"}},
          {"gpus", {{{"index", 1}, {"uuid", "GPU-1111"}}}},
-         {"fault", "xid-79"}},
+         {"fault", "xid-79"},
+         {"acknowledged", {{"reason", "RMA open"}, {"expires_unix", 1796669600}}}},
         {{"id", "cpu-saturated"}, {"severity", "warning"}, {"fault", nullptr}}}}};
   auto docs = fleet_documents(gate.dump(), DocumentOrigin{"g.json", "g", std::nullopt, {}});
   ASSERT_TRUE(docs.is_ok()) << docs.status().message();
@@ -684,7 +695,7 @@ TEST(FleetRepairs, FaultsAndBootTimesGoThroughTheDocumentsAndTheStore) {
   EXPECT_TRUE(d.judged);
   EXPECT_EQ(d.boot_unix, (1764669600 - 3600) / 60 * 60);
   ASSERT_EQ(d.faults.size(), 1u);
-  EXPECT_EQ(d.faults[0], (FleetFault{"xid-79", "GPU-1111", "critical"}));
+  EXPECT_EQ(d.faults[0], (FleetFault{"xid-79", "GPU-1111", "critical", true}));
 
   TempDb t;
   {

@@ -43,7 +43,10 @@ void fleet_repairs(const std::vector<FleetDocument>& history, const FleetOptions
     std::set<std::pair<std::string, std::string>> present;
     for (const FleetDocument* d : docs) {
       std::set<std::pair<std::string, std::string>> now;
-      for (const auto& f : d->faults) now.insert({f.key, f.subject});
+      for (const auto& f : d->faults) {
+        now.insert({f.key, f.subject});
+        repairs[{host, f.key, f.subject}].acknowledged = f.acknowledged;  // the latest report's
+      }
       for (const auto& [fault, subject] : now) {
         const auto previous = last_seen.find({fault, subject});
         // A new episode: absent from the previous judged report, or the node rebooted since
@@ -68,7 +71,8 @@ void fleet_repairs(const std::vector<FleetDocument>& history, const FleetOptions
   for (auto& [key, r] : repairs) {
     r.cause_class = fault_cause_class(r.fault);
     r.escalate = r.episodes > options.repairs_before_rma;
-    if (r.escalate && r.current) report.exit_code = std::max(report.exit_code, 2);
+    if (r.escalate && r.current && !r.acknowledged)
+      report.exit_code = std::max(report.exit_code, 2);
     report.repairs.push_back(std::move(r));
   }
   std::stable_sort(

@@ -67,7 +67,8 @@ CREATE TABLE bandwidth(
 CREATE INDEX bandwidth_by_document ON bandwidth(document_id);
 CREATE TABLE faults(
   document_id INTEGER NOT NULL REFERENCES documents(id),
-  key TEXT NOT NULL, subject TEXT NOT NULL, severity TEXT NOT NULL);
+  key TEXT NOT NULL, subject TEXT NOT NULL, severity TEXT NOT NULL,
+  acknowledged INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX faults_by_document ON faults(document_id);
 )sql";
 
@@ -76,7 +77,8 @@ ALTER TABLE documents ADD COLUMN boot_unix INTEGER;
 ALTER TABLE documents ADD COLUMN judged INTEGER;
 CREATE TABLE faults(
   document_id INTEGER NOT NULL REFERENCES documents(id),
-  key TEXT NOT NULL, subject TEXT NOT NULL, severity TEXT NOT NULL);
+  key TEXT NOT NULL, subject TEXT NOT NULL, severity TEXT NOT NULL,
+  acknowledged INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX faults_by_document ON faults(document_id);
 )sql";
 
@@ -257,7 +259,7 @@ Result<IngestSummary> FleetStore::ingest(const std::vector<FleetDocument>& docum
   Statement gpu(db, "INSERT INTO gpus VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   Statement pair(db, "INSERT INTO pairs VALUES(?,?,?,?,?)");
   Statement bw(db, "INSERT INTO bandwidth VALUES(?,?,?,?,?)");
-  Statement fault(db, "INSERT INTO faults VALUES(?,?,?,?)");
+  Statement fault(db, "INSERT INTO faults VALUES(?,?,?,?,?)");
   if (!doc.ok() || !gpu.ok() || !pair.ok() || !bw.ok() || !fault.ok())
     return fail("preparing the ingest");
   const std::int64_t now = std::time(nullptr);
@@ -333,6 +335,7 @@ Result<IngestSummary> FleetStore::ingest(const std::vector<FleetDocument>& docum
       fault.bind(2, f.key);
       fault.bind(3, f.subject);
       fault.bind(4, f.severity);
+      fault.bind(5, f.acknowledged);
       if (fault.step() != SQLITE_DONE)
         return fail(fmt::format("adding the faults of {}", d.source));
       fault.reset();
@@ -430,11 +433,12 @@ Result<std::vector<FleetDocument>> FleetStore::load() const {
                 p.bandwidth.push_back(std::move(v));
               });
   if (st.is_ok() && impl_->layout >= 2) {
-    Statement s(db, "SELECT document_id, key, subject, severity FROM faults ORDER BY rowid");
+    Statement s(
+        db, "SELECT document_id, key, subject, severity, acknowledged FROM faults ORDER BY rowid");
     int rc = s.ok() ? SQLITE_ROW : SQLITE_ERROR;
     while (s.ok() && (rc = s.step()) == SQLITE_ROW)
       if (const auto it = at.find(s.int64(0)); it != at.end())
-        out[it->second].faults.push_back({s.text(1), s.text(2), s.text(3)});
+        out[it->second].faults.push_back({s.text(1), s.text(2), s.text(3), s.int64(4) != 0});
     if (rc != SQLITE_DONE) st = impl_->error("reading its faults");
   }
   if (!st.is_ok()) {

@@ -102,6 +102,7 @@ std::string fleet_to_json(const FleetReport& r, std::string_view database,
                        {"episode_starts_unix", x.starts},
                        {"current", x.current},
                        {"escalate", x.escalate},
+                       {"acknowledged", x.acknowledged},
                        {"action", repair_action(x, r.options.repairs_before_rma)}});
   json taxonomy = json::array();
   for (const auto& t : r.taxonomy)
@@ -178,7 +179,7 @@ std::string render_fleet_text(const FleetReport& r, std::string_view database,
   }
   if (!r.repairs.empty()) {
     int escalated = 0;
-    for (const auto& x : r.repairs) escalated += x.escalate && x.current;
+    for (const auto& x : r.repairs) escalated += x.escalate && x.current && !x.acknowledged;
     o << "\n"
       << c(bold) << "Faults and repairs (" << r.repairs.size() << ", " << escalated
       << " for hardware inspection / RMA)" << c(reset) << "\n";
@@ -187,6 +188,7 @@ std::string render_fleet_text(const FleetReport& r, std::string_view database,
         << "  " << x.fault << "  " << x.subject << "  " << x.episodes << " episode"
         << (x.episodes == 1 ? "" : "s");
       if (!x.starts.empty()) o << ", last from " << when(x.starts.back());
+      if (x.acknowledged) o << "  [acknowledged on the node]";
       o << "\n      → " << repair_action(x, r.options.repairs_before_rma) << "\n";
     }
     o << "\n" << c(bold) << "Failure taxonomy" << c(reset) << "\n";
