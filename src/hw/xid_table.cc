@@ -1,6 +1,7 @@
 #include "hw/xid_table.h"
 
 #include <algorithm>
+#include <cctype>
 #include <iterator>
 
 namespace gpuvet::hw {
@@ -227,6 +228,33 @@ std::optional<int> xid_named_cause(std::string_view message) {
     while (p + n < message.size() && n < 4 && message[p + n] >= '0' && message[p + n] <= '9')
       v = v * 10 + (message[p + n++] - '0');
     if (n > 0 && v > 0) return v;
+  }
+  return std::nullopt;
+}
+
+std::optional<unsigned> xid_channel(std::string_view message) {
+  // Longest spelling first: "Channel ID " before "Channel ", "ChID " before "Ch ".
+  for (std::string_view key : {"Channel ID ", "channel ", "Channel ", "ChID ", "ChId ", "Ch "}) {
+    std::size_t p = message.find(key);
+    // A whole word: "Ch " must not match inside "Mismatch ".
+    while (p != std::string_view::npos && p > 0 &&
+           (std::isalnum(static_cast<unsigned char>(message[p - 1])) != 0))
+      p = message.find(key, p + 1);
+    if (p == std::string_view::npos) continue;
+    p += key.size();
+    if (message.substr(p, 2) == "0x" || message.substr(p, 2) == "0X") p += 2;
+    unsigned v = 0;
+    std::size_t n = 0;
+    for (; p + n < message.size() && n < 8; ++n) {
+      const char ch = message[p + n];
+      const int d = ch >= '0' && ch <= '9'   ? ch - '0'
+                    : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                    : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                             : -1;
+      if (d < 0) break;
+      v = v * 16 + static_cast<unsigned>(d);
+    }
+    if (n > 0) return v;
   }
   return std::nullopt;
 }

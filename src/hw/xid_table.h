@@ -59,6 +59,11 @@ bool xid_is_consequence(int code);
 // later prints it). Empty when the message names none.
 std::optional<int> xid_named_cause(std::string_view message);
 
+// The channel (the GPU context's command queue) an Xid message names, in the driver's spellings
+// across versions: "Ch 0000003a", "ChID 0052", "Channel ID 00000052", "Channel 00000020",
+// "channel 0x0000000f" (hexadecimal). Empty when it names none.
+std::optional<unsigned> xid_channel(std::string_view message);
+
 // Xid 154's "GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)": the
 // action now required (nvmlDeviceGpuRecoveryAction_t) and the severity it calls for — none:
 // info (recovered); drain P2P, recover IMEX domain: warning; any reset or reboot: critical.

@@ -164,3 +164,22 @@ TEST(XidChains, NamedCauseAndRecoveryAction) {
 
 }  // namespace
 }  // namespace gpuvet::hw
+
+namespace gpuvet::hw {
+namespace {
+
+// The channel an Xid names, in the spellings drivers 418 to 595 print; none in a message that
+// names no channel, and not inside a word ("Subchannel", "Mismatch").
+TEST(XidChains, TheChannelAMessageNames) {
+  EXPECT_EQ(xid_channel("Ch 0000003a, intr 10000000. MMU Fault: ENGINE GRAPHICS"), 0x3au);
+  EXPECT_EQ(xid_channel("Graphics Exception: ChID 0052, Class 00000000, Offset 00001b0c"), 0x52u);
+  EXPECT_EQ(xid_channel("Channel ID 00000052 intr 02000000"), 0x52u);
+  EXPECT_EQ(xid_channel("pid=9468, name=CrimsonDesert.e, channel 0x0000000f, errorString CTX"),
+            0xfu);
+  EXPECT_EQ(xid_channel("Channel 00000020 Instance 00000000 Intr 00100000"), 0x20u);
+  EXPECT_FALSE(xid_channel("Graphics Exception: Class 0x0 Subchannel 0x0 Mismatch"));
+  EXPECT_FALSE(xid_channel("Graphics Exception: ESR 0x404000=0x80000002"));
+}
+
+}  // namespace
+}  // namespace gpuvet::hw

@@ -4,6 +4,7 @@
 // is judged for that part (exit 3 only when nothing could be judged).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -127,6 +128,37 @@ TEST(DriverFailures, NothingToJudgeIsStillIncomplete) {
       "Model name:              Intel(R) Xeon(R) Platinum 8468\n",
       "lscpu.txt");
   EXPECT_EQ(diagnosis_exit_code(d), 3);
+}
+
+// A program's graphics exception (Xid 13 on channel 0x52), then the driver's PBDMA error on the
+// same channel (Xid 32 "Channel ID 00000052") as it tears the context down: one application
+// fault, no hardware verdict. The same Xid 32 on another channel, or alone, stays a fault of its
+// own.
+TEST(DriverFailures, AnXidOnTheChannelOfAnApplicationFaultIsItsAftermath) {
+  const std::string fault =
+      "[31609.615374] NVRM: Xid (PCI:0000:01:00): 13, Graphics Exception: ChID 0052, Class "
+      "00000000, Offset 00001b0c, Data 1000f010\n";
+  auto worst_xid = [](const Diagnosis& d) {
+    Severity w = Severity::kOk;
+    for (const auto& f : ids(d, "xid-error")) w = std::max(w, f.severity);
+    return w;
+  };
+  const Diagnosis same = judge(
+      fault + "[31609.615516] NVRM: Xid (PCI:0000:01:00): 32, Channel ID 00000052 intr 02000000\n",
+      "dmesg.txt");
+  EXPECT_LE(worst_xid(same), Severity::kInfo);
+  bool said = false;
+  for (const auto& f : ids(same, "xid-error"))
+    said = said || f.evidence.find("following Xid 13") != std::string::npos;
+  EXPECT_TRUE(said);
+  const Diagnosis other = judge(
+      fault + "[31609.615516] NVRM: Xid (PCI:0000:01:00): 32, Channel ID 00000060 intr 02000000\n",
+      "dmesg.txt");
+  EXPECT_GE(worst_xid(other), Severity::kWarning);
+  const Diagnosis alone =
+      judge("[31609.615516] NVRM: Xid (PCI:0000:01:00): 32, Channel ID 00000052 intr 02000000\n",
+            "dmesg.txt");
+  EXPECT_GE(worst_xid(alone), Severity::kWarning);
 }
 
 TEST(DriverFailures, AnXid45BurstFollowedByHungTasksIsAStuckContext) {

@@ -832,13 +832,46 @@ std::string xid_subject(const Facts& f, const XidEvent& x) {
                         : std::string("kernel log");
 }
 
+// Whether y was logged within kXidChainWindowS before x (or, when the log gives no times,
+// before it at all); empty when one has a time and the other none.
+std::optional<bool> within_chain_window(const XidEvent& x, const XidEvent& y) {
+  if (x.unix_time && y.unix_time) return *x.unix_time - *y.unix_time <= kXidChainWindowS;
+  if (x.uptime_s && y.uptime_s) return *x.uptime_s - *y.uptime_s <= kXidChainWindowS;
+  if (x.unix_time || x.uptime_s || y.unix_time || y.uptime_s) return std::nullopt;
+  return true;
+}
+
+// The application fault whose channel a later Xid names: the driver tears down a faulted
+// context's channel, and what it logs for that channel a moment later (Xid 32 "Channel ID
+// 00000052" after Xid 13 "ChID 0052") is that fault's aftermath, not a fault of its own. Only
+// for codes the Xid table does not hold critical on their own.
+std::optional<int> xid_channel_cause(const Facts& f, std::size_t at, const std::string& subject) {
+  const auto& xids = f.kernel_log.xids;
+  const XidEvent& x = xids[at];
+  const hw::XidInfo* info = hw::find_xid(x.code);
+  const auto channel = hw::xid_channel(x.message);
+  if (!channel || (info && info->severity >= Severity::kCritical)) return std::nullopt;
+  for (std::size_t i = at; i-- > 0;) {
+    const XidEvent& y = xids[i];
+    if (xid_subject(f, y) != subject) continue;
+    const auto near = within_chain_window(x, y);
+    if (!near || !*near) return std::nullopt;
+    const hw::XidInfo* cause = hw::find_xid(y.code);
+    if (cause && cause->origin == hw::XidOrigin::kApplication && y.code != x.code &&
+        hw::xid_channel(y.message) == channel)
+      return y.code;
+  }
+  return std::nullopt;
+}
+
 // The Xid a follow-up event reports the consequence of: the one its message names ("caused by
 // previous Xid 149"), else the latest earlier fault (not itself a follow-up) on the same GPU
-// logged within kXidChainWindowS (or, when the log gives no times, right before it).
+// logged within kXidChainWindowS (or, when the log gives no times, right before it); for any
+// other code, the application fault on the same channel just before it (xid_channel_cause).
 std::optional<int> xid_cause(const Facts& f, std::size_t at, const std::string& subject) {
   const auto& xids = f.kernel_log.xids;
   const XidEvent& x = xids[at];
-  if (!hw::xid_is_consequence(x.code)) return std::nullopt;
+  if (!hw::xid_is_consequence(x.code)) return xid_channel_cause(f, at, subject);
   if (auto named = hw::xid_named_cause(x.message)) return named;
   for (std::size_t i = at; i-- > 0;) {
     const XidEvent& y = xids[i];
