@@ -566,6 +566,13 @@ bool check_misleading(const Context& c, const GpuFacts& g, Emitter& e) {
   const bool low_clock = g.clocks.sm_mhz && g.clocks.sm_max_mhz && *g.clocks.sm_max_mhz > 0 &&
                          *g.clocks.sm_mhz < kMisleadingClockFraction * *g.clocks.sm_max_mhz;
   if (!low_power && !low_clock) return false;
+  // No job on it: the process list is known (another GPU has one), none is on this GPU and its
+  // memory is unused. A utilisation reading there describes no program; nothing waits.
+  const auto& procs = c.facts.processes;
+  const bool listed = std::any_of(procs.begin(), procs.end(),
+                                  [&](const ProcessFacts& p) { return p.gpu == g.index; });
+  const auto used = memory_fraction(g);
+  if (!procs.empty() && !listed && used && *used < 0.01) return false;
   std::vector<std::string> how;
   if (g.power.draw_w && pf) {
     const double limit = *g.power.draw_w / *pf;

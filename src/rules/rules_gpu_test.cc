@@ -566,6 +566,29 @@ TEST(GpuHealthRules, UtilizationMisleadingWhenBusyButIdlePowerAndClock) {
   EXPECT_EQ(o.find("clocks-below-target", "GPU0"), nullptr) << o.dump();
 }
 
+// A utilisation reading on a GPU with no process (the list is known: GPU1 has one) and no memory
+// in use describes no program: nothing is waiting there. The same GPU with memory in use, or
+// with no process list at all, is still judged.
+TEST(GpuHealthRules, UtilizationMisleadingNeedsAProgramOnTheGpu) {
+  Facts f;
+  GpuFacts g = busy_h200(0);
+  g.utilization.gpu_pct = 96;
+  g.power.draw_w = 53;
+  g.memory.total_bytes = 4742ull << 20;
+  g.memory.used_bytes = 0;
+  f.gpus = {g, busy_h200(1)};
+  ProcessFacts p;
+  p.host_pid = 5193;
+  p.gpu = 1;
+  f.processes = {p};
+  EXPECT_EQ(health(f).find("utilization-misleading", "GPU0"), nullptr) << health(f).dump();
+  f.gpus[0].memory.used_bytes = 2000ull << 20;
+  EXPECT_NE(health(f).find("utilization-misleading", "GPU0"), nullptr);
+  f.gpus[0].memory.used_bytes = 0;
+  f.processes.clear();
+  EXPECT_NE(health(f).find("utilization-misleading", "GPU0"), nullptr);
+}
+
 TEST(GpuHealthRules, UtilizationMisleadingNotOnRealWork) {
   Facts f;
   GpuFacts g = busy_h200(0);  // 100 %, 650/700 W, 1980 MHz

@@ -373,13 +373,28 @@ void check_memory(const Context& c, Emitter& e) {
     const bool one_job = one_job_expected(f);
     double fullest = 0;
     for (const auto* g : full) fullest = std::max(fullest, *memory_fraction(*g));
-    Finding& fd =
-        e.add("memory-imbalance", one_job ? Severity::kWarning : Severity::kInfo, subjects,
-              fmt::format("{} used while {}{}", join(full_parts, ", "), join(empty_parts, ", "),
-                          one_job ? "" : kSharedNodeCaveat));
+    // One process on the one full GPU and none on the empty ones (the process list known): a
+    // program that uses one GPU, not a job spread unevenly over several (ranks piled on one GPU
+    // are several processes there).
+    std::size_t on_full = 0, on_empty = 0;
+    for (const auto& p : f.processes) {
+      on_full +=
+          std::any_of(full.begin(), full.end(), [&](const auto* g) { return g->index == p.gpu; });
+      on_empty +=
+          std::any_of(empty.begin(), empty.end(), [&](const auto* g) { return g->index == p.gpu; });
+    }
+    const bool one_gpu_program = full.size() == 1 && on_full == 1 && on_empty == 0;
+    const bool alarm = one_job && !one_gpu_program;
+    Finding& fd = e.add(
+        "memory-imbalance", alarm ? Severity::kWarning : Severity::kInfo, subjects,
+        fmt::format("{} used while {}{}", join(full_parts, ", "), join(empty_parts, ", "),
+                    one_gpu_program ? " — by one process, and none on the empty GPU: a program "
+                                      "that uses one GPU, not a job spread unevenly"
+                    : one_job       ? ""
+                                    : kSharedNodeCaveat));
     measure(fd, "memory_used_fraction", "fraction", fullest, c.t.memory_imbalance_full_fraction,
             Bound::kAtMost);
-    if (!one_job) fd.action = Action::kNone;  // likely allocation on a shared node
+    if (!alarm) fd.action = Action::kNone;  // a one-GPU program, or a shared node
   }
   // Every GPU full: data parallelism does not pool memory.
   if (f.gpus.size() >= 2 && known == f.gpus.size() && near_full == known) {

@@ -362,6 +362,26 @@ TEST(MappingRules, Task13MemoryImbalance) {
   EXPECT_TRUE(with_id(o, "memory-near-full").empty());
 }
 
+// The same imbalance made by one process on the full GPU and none on the empty one is a
+// one-GPU program (info); two processes piled on the full GPU are ranks misplaced (warning).
+TEST(MappingRules, OneProcessOnOneGpuIsNotAnImbalanceOfAJob) {
+  Facts f;
+  f.gpus = {with_memory(gpu_at(0, 60), 4516, 4742), with_memory(gpu_at(1, 0), 0, 4742)};
+  ProcessFacts p;
+  p.host_pid = 5193;
+  p.gpu = 0;
+  f.processes = {p};
+  auto v = with_id(mapping(f), "memory-imbalance");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].severity, Severity::kInfo);
+  EXPECT_TRUE(has(v[0].evidence, "a program that uses one GPU")) << v[0].evidence;
+  p.host_pid = 5194;
+  f.processes.push_back(p);
+  v = with_id(mapping(f), "memory-imbalance");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].severity, Severity::kWarning);
+}
+
 TEST(MappingRules, EveryGpuFullIsInfo) {
   Facts f;
   f.gpus = {with_memory(gpu_at(0, 90), 80000, 81559), with_memory(gpu_at(1, 90), 79000, 81559)};
