@@ -340,11 +340,8 @@ TEST_F(LaunchCli, AJobOnAnotherGpuIsAMismatchAndStrictStopsTheGroup) {
   EXPECT_LT(doc["wall_s"].get<double>(), 15.0);
 }
 
-TEST_F(LaunchCli, InterruptingGpuvetStopsEveryJob) {
-  // Bug caught: ^C reaching gpuvet only (the jobs are in their own process groups) and the
-  // jobs running on without it.
-  std::vector<std::string> a =
-      argv({"--per-gpu", "--grace", "1", "--check-timeout", "0"}, {{"SLEEP", "60"}});
+// `a` started in the background, its output to /dev/null: gpuvet to interrupt or kill.
+pid_t spawn_quiet(std::vector<std::string> a) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     const int null = ::open("/dev/null", O_WRONLY);
@@ -356,6 +353,15 @@ TEST_F(LaunchCli, InterruptingGpuvetStopsEveryJob) {
     ::execvp(c[0], c.data());
     ::_exit(127);
   }
+  return pid;
+}
+
+TEST_F(LaunchCli, InterruptingGpuvetStopsEveryJob) {
+  // Bug caught: ^C reaching gpuvet only (the jobs are in their own process groups) and the
+  // jobs running on without it.
+  std::vector<std::string> a =
+      argv({"--per-gpu", "--grace", "1", "--check-timeout", "0"}, {{"SLEEP", "60"}});
+  const pid_t pid = spawn_quiet(a);
   // Wait for every job to have started (their records), then ^C.
   const auto deadline = Clock::now() + std::chrono::seconds(20);
   while (Clock::now() < deadline &&
@@ -406,17 +412,7 @@ TEST_F(LaunchCli, KillingGpuvetWithSigkillLeavesNoJobRunning) {
     std::vector<std::string> options = {"--per-gpu", "--grace", "1", "--check-timeout", "0"};
     if (!cgroup) options.push_back("--no-cgroup");
     std::vector<std::string> a = argv(options, {{"SLEEP", "60"}});
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      const int null = ::open("/dev/null", O_WRONLY);
-      ::dup2(null, 1);
-      ::dup2(null, 2);
-      std::vector<char*> c;
-      for (auto& w : a) c.push_back(w.data());
-      c.push_back(nullptr);
-      ::execvp(c[0], c.data());
-      ::_exit(127);
-    }
+    const pid_t pid = spawn_quiet(a);
     const auto deadline = Clock::now() + std::chrono::seconds(20);
     auto started = [&] {
       for (int k = 0; k < 4; ++k)

@@ -120,6 +120,17 @@ class Statement {
     sqlite3_clear_bindings(stmt_);
   }
 
+  // Binds `values` to columns 1…N, steps once and resets: one row of an INSERT. False when the
+  // step failed.
+  template <class... V>
+  bool insert_row(const V&... values) {
+    int column = 0;
+    (bind(++column, values), ...);
+    const bool done = step() == SQLITE_DONE;
+    reset();
+    return done;
+  }
+
   bool is_null(int c) const { return sqlite3_column_type(stmt_, c) == SQLITE_NULL; }
   std::string text(int c) const {
     const auto* p = sqlite3_column_text(stmt_, c);
@@ -293,53 +304,20 @@ Result<IngestSummary> FleetStore::ingest(const std::vector<FleetDocument>& docum
     }
     ++summary.added;
     const std::int64_t id = sqlite3_last_insert_rowid(db);
-    for (const auto& g : p.gpus) {
-      gpu.bind(1, id);
-      gpu.bind(2, g.index);
-      gpu.bind(3, g.name);
-      gpu.bind(4, g.uuid);
-      gpu.bind(5, g.pci_bus_id);
-      gpu.bind(6, g.pcie_gen_max);
-      gpu.bind(7, g.pcie_width_max);
-      gpu.bind(8, g.pcie_width);
-      gpu.bind(9, g.numa_node);
-      gpu.bind(10, g.nvlinks_up);
-      gpu.bind(11, g.fabric);
-      gpu.bind(12, g.vbios);
-      gpu.bind(13, g.ecc_enabled);
-      gpu.bind(14, g.power_limit_w);
-      if (gpu.step() != SQLITE_DONE) return fail(fmt::format("adding the GPUs of {}", d.source));
-      gpu.reset();
-    }
-    for (const auto& q : p.pairs) {
-      pair.bind(1, id);
-      pair.bind(2, q.a);
-      pair.bind(3, q.b);
-      pair.bind(4, q.path);
-      pair.bind(5, q.p2p);
-      if (pair.step() != SQLITE_DONE) return fail(fmt::format("adding the pairs of {}", d.source));
-      pair.reset();
-    }
-    for (const auto& v : p.bandwidth) {
-      bw.bind(1, id);
-      bw.bind(2, v.key);
-      bw.bind(3, v.subject);
-      bw.bind(4, v.size_bytes);
-      bw.bind(5, v.gbps);
-      if (bw.step() != SQLITE_DONE)
+    for (const auto& g : p.gpus)
+      if (!gpu.insert_row(id, g.index, g.name, g.uuid, g.pci_bus_id, g.pcie_gen_max,
+                          g.pcie_width_max, g.pcie_width, g.numa_node, g.nvlinks_up, g.fabric,
+                          g.vbios, g.ecc_enabled, g.power_limit_w))
+        return fail(fmt::format("adding the GPUs of {}", d.source));
+    for (const auto& q : p.pairs)
+      if (!pair.insert_row(id, q.a, q.b, q.path, q.p2p))
+        return fail(fmt::format("adding the pairs of {}", d.source));
+    for (const auto& v : p.bandwidth)
+      if (!bw.insert_row(id, v.key, v.subject, v.size_bytes, v.gbps))
         return fail(fmt::format("adding the bandwidth of {}", d.source));
-      bw.reset();
-    }
-    for (const auto& f : d.faults) {
-      fault.bind(1, id);
-      fault.bind(2, f.key);
-      fault.bind(3, f.subject);
-      fault.bind(4, f.severity);
-      fault.bind(5, f.acknowledged);
-      if (fault.step() != SQLITE_DONE)
+    for (const auto& f : d.faults)
+      if (!fault.insert_row(id, f.key, f.subject, f.severity, f.acknowledged))
         return fail(fmt::format("adding the faults of {}", d.source));
-      fault.reset();
-    }
   }
   if (!impl_->exec("COMMIT")) return fail("committing the ingest");
   return summary;
