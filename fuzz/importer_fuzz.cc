@@ -16,9 +16,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <string_view>
 
+#include "file_targets.h"
 #include "gpuvet/advise.h"
 #include "gpuvet/baseline.h"
 #include "gpuvet/diagnose.h"
@@ -35,10 +37,6 @@ bool g_diagnose = false;
 
 // The readers of gpuvet's own files (not pasted outputs): each a target of its own.
 using Reader = void (*)(std::string_view);
-struct FileReader {
-  const char* name;
-  Reader read;
-};
 
 void read_baseline(std::string_view text) {
   auto b = gpuvet::parse_baseline(text, "fuzz.toml");
@@ -67,11 +65,10 @@ void read_advise(std::string_view text) {
   (void)gpuvet::scale_evidence_json(text, "fuzz.json");
 }
 
-constexpr FileReader kFileReaders[] = {{"baseline", read_baseline},
-                                       {"config", read_config},
-                                       {"fleet", read_fleet},
-                                       {"html", read_html},
-                                       {"advise", read_advise}};
+// In the order of fuzz/file_targets.h, whose names they take.
+constexpr Reader kFileReaderFns[] = {read_baseline, read_config, read_fleet, read_html,
+                                     read_advise};
+static_assert(std::size(kFileReaderFns) == gpuvet::fuzz::kFileTargets.size());
 Reader g_reader = nullptr;
 }  // namespace
 
@@ -79,7 +76,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   if (const char* l = std::getenv("GPUVET_FUZZ_LIST"); l && *l) {
     for (const auto& imp : gpuvet::import::importers()) std::printf("%s\n", imp.format);
     std::printf("all\ndiagnose\n");
-    for (const auto& r : kFileReaders) std::printf("%s\n", r.name);
+    for (const auto name : gpuvet::fuzz::kFileTargets)
+      std::printf("%.*s\n", static_cast<int>(name.size()), name.data());
     std::fflush(stdout);
     std::exit(0);
   }
@@ -89,9 +87,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     g_diagnose = true;
     return 0;
   }
-  for (const auto& r : kFileReaders)
-    if (std::strcmp(r.name, f) == 0) {
-      g_reader = r.read;
+  for (std::size_t i = 0; i < gpuvet::fuzz::kFileTargets.size(); ++i)
+    if (gpuvet::fuzz::kFileTargets[i] == f) {
+      g_reader = kFileReaderFns[i];
       return 0;
     }
   for (const auto& imp : gpuvet::import::importers())

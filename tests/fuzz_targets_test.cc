@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../fuzz/file_targets.h"
 #include "import/importer.h"
 
 namespace gpuvet {
@@ -25,6 +26,7 @@ std::vector<std::string> fuzz_targets() {
   for (const auto& imp : import::importers()) t.emplace_back(imp.format);
   t.emplace_back("all");
   t.emplace_back("diagnose");
+  for (const auto name : fuzz::kFileTargets) t.emplace_back(name);
   return t;
 }
 
