@@ -27,6 +27,7 @@ constexpr int kApplicationId = 0x67707674;  // "gpvt"
 // next ingest (the columns are added, nothing is rewritten) and read as it is meanwhile.
 constexpr int kLayout = 2;
 
+// Layout 1's tables (kUpgrade1To2 adds layout 2's).
 constexpr const char* kSchema = R"sql(
 CREATE TABLE documents(
   id INTEGER PRIMARY KEY,
@@ -45,9 +46,7 @@ CREATE TABLE documents(
   topology_hash TEXT,
   p2p_hash TEXT,
   links_hash TEXT,
-  ingested_unix INTEGER NOT NULL,
-  boot_unix INTEGER,
-  judged INTEGER);
+  ingested_unix INTEGER NOT NULL);
 CREATE INDEX documents_by_host ON documents(host, collected_unix);
 CREATE TABLE gpus(
   document_id INTEGER NOT NULL REFERENCES documents(id),
@@ -65,13 +64,10 @@ CREATE TABLE bandwidth(
   document_id INTEGER NOT NULL REFERENCES documents(id),
   key TEXT NOT NULL, subject TEXT NOT NULL, size_bytes INTEGER, gbps REAL NOT NULL);
 CREATE INDEX bandwidth_by_document ON bandwidth(document_id);
-CREATE TABLE faults(
-  document_id INTEGER NOT NULL REFERENCES documents(id),
-  key TEXT NOT NULL, subject TEXT NOT NULL, severity TEXT NOT NULL,
-  acknowledged INTEGER NOT NULL DEFAULT 0);
-CREATE INDEX faults_by_document ON faults(document_id);
 )sql";
 
+// What layout 2 adds to layout 1. A new database is layout 1's tables and these, so both ways
+// to layout 2 run the same statements.
 constexpr const char* kUpgrade1To2 = R"sql(
 ALTER TABLE documents ADD COLUMN boot_unix INTEGER;
 ALTER TABLE documents ADD COLUMN judged INTEGER;
@@ -220,8 +216,8 @@ Result<std::unique_ptr<FleetStore>> FleetStore::open(const std::string& path, bo
       return Status::invalid_input(
           fmt::format("fleet database {} is empty: gpuvet fleet ingest fills it", path));
     const std::string init = fmt::format(
-        "BEGIN IMMEDIATE; {} PRAGMA application_id = {}; PRAGMA user_version = {}; COMMIT;",
-        kSchema, kApplicationId, kLayout);
+        "BEGIN IMMEDIATE; {} {} PRAGMA application_id = {}; PRAGMA user_version = {}; COMMIT;",
+        kSchema, kUpgrade1To2, kApplicationId, kLayout);
     if (!impl->exec(init.c_str())) {
       auto s = impl->error("creating its tables");
       impl->exec("ROLLBACK");
