@@ -100,11 +100,7 @@ bool iso_timestamp(std::string_view w) {
          w[4] == '-';
 }
 
-bool month_name(std::string_view w) {
-  static constexpr std::string_view kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                                 "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-  return std::find(std::begin(kMonths), std::end(kMonths), w) != std::end(kMonths);
-}
+bool month_name(std::string_view w) { return month_of(w) != 0; }
 
 // The IPv4 address at p ("10.20.30.40", octets without leading zeros, so "96.00.74.00" is a
 // version): its length, else 0.

@@ -67,8 +67,7 @@ Outcome run_culprit(const CulpritArgs& args) {
   for (const auto& f : facts.imported) report.inputs.push_back(f.path + ": " + f.format);
   report.problems = facts.input_problems;
   for (const auto& n : facts.notes)
-    if ((unreadable_note(n) || n.find("files not read (more than") != std::string::npos ||
-         n.find("records not kept") != std::string::npos) &&
+    if ((unreadable_note(n) || n.find("records not kept") != std::string::npos) &&
         std::find(report.problems.begin(), report.problems.end(), n) == report.problems.end())
       report.problems.push_back(n);
 

@@ -196,10 +196,19 @@ std::string format_utc(std::int64_t unix_s, const char* format) {
   return buf;
 }
 
-std::optional<std::int64_t> parse_ctime(std::string_view s) {
-  static constexpr std::string_view kDays[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
+int month_of(std::string_view abbreviation) {
   static constexpr std::string_view kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                                  "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  const auto m = std::find(std::begin(kMonths), std::end(kMonths), abbreviation);
+  return m == std::end(kMonths) ? 0 : static_cast<int>(m - std::begin(kMonths)) + 1;
+}
+
+bool is_weekday(std::string_view abbreviation) {
+  static constexpr std::string_view kDays[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
+  return std::find(std::begin(kDays), std::end(kDays), abbreviation) != std::end(kDays);
+}
+
+std::optional<std::int64_t> parse_ctime(std::string_view s) {
   // "Www Mmm d hh:mm:ss yyyy": five words, however many spaces between them (ctime pads the
   // day; a forum may collapse the padding).
   std::vector<std::string_view> w;
@@ -207,9 +216,8 @@ std::optional<std::int64_t> parse_ctime(std::string_view s) {
     if (!part.empty()) w.push_back(part);
   if (w.size() != 5 || w[3].size() != 8 || w[3][2] != ':' || w[3][5] != ':' || w[4].size() != 4)
     return std::nullopt;
-  if (std::find(std::begin(kDays), std::end(kDays), w[0]) == std::end(kDays)) return std::nullopt;
-  const auto month = std::find(std::begin(kMonths), std::end(kMonths), w[1]);
-  if (month == std::end(kMonths)) return std::nullopt;
+  const int month = month_of(w[1]);
+  if (!is_weekday(w[0]) || month == 0) return std::nullopt;
   const auto day = parse_int(w[2]), h = parse_int(w[3].substr(0, 2)),
              mi = parse_int(w[3].substr(3, 2)), sec = parse_int(w[3].substr(6, 2)),
              year = parse_int(w[4]);
@@ -218,7 +226,7 @@ std::optional<std::int64_t> parse_ctime(std::string_view s) {
     return std::nullopt;
   std::tm tm{};
   tm.tm_year = static_cast<int>(*year) - 1900;
-  tm.tm_mon = static_cast<int>(month - std::begin(kMonths));
+  tm.tm_mon = month - 1;
   tm.tm_mday = static_cast<int>(*day);
   tm.tm_hour = static_cast<int>(*h);
   tm.tm_min = static_cast<int>(*mi);

@@ -33,6 +33,10 @@ std::string valid_utf8(std::string_view s);
 // `unix_s` as UTC through strftime's `format` ("%Y-%m-%d %H:%M UTC"); the number itself when it
 // is no representable time.
 std::string format_utc(std::int64_t unix_s, const char* format);
+// "Jan" … "Dec" → 1 … 12, else 0; "Mon" … "Sun" (the English abbreviations logs and ctime use).
+int month_of(std::string_view abbreviation);
+bool is_weekday(std::string_view abbreviation);
+
 // C's ctime() form, as nvidia-smi's Timestamp and dmesg -T print it: "Wed Jul 31 11:22:39 2024"
 // (the day may be space-padded), the whole trimmed string → seconds since the epoch. The zone is
 // never printed: read as UTC, the one choice that does not depend on the reading machine's.

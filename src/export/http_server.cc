@@ -26,6 +26,7 @@
 #include <cstring>
 #include <list>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -40,7 +41,6 @@ using Clock = std::chrono::steady_clock;
 struct Connection {
   int fd = -1;
   std::string peer;  // the address, without the port
-  Clock::time_point opened;
   enum class State { kReading, kWriting, kDraining } state = State::kReading;
   Clock::time_point deadline;
   std::string in;
@@ -201,12 +201,17 @@ class PollServer : public MetricsServer {
     return connections_.erase(it);
   }
 
-  // The oldest connection still sending its head or already answered, of `peer` (or of anyone
-  // when empty): never one being answered.
-  Iterator oldest_reading(const std::string& peer) {
-    return std::find_if(connections_.begin(), connections_.end(), [&](const Connection& c) {
-      return c.state != Connection::State::kWriting && (peer.empty() || c.peer == peer);
-    });
+  // Under a cap that is full: closes the oldest connection (of `peer`, or of anyone when
+  // empty) still sending its head or already answered, never one being answered. connections_
+  // is in opening order, so the first match is the oldest. False when there is none to close.
+  bool make_room(const std::string& peer) {
+    const auto victim =
+        std::find_if(connections_.begin(), connections_.end(), [&](const Connection& c) {
+          return c.state != Connection::State::kWriting && (peer.empty() || c.peer == peer);
+        });
+    if (victim == connections_.end()) return false;
+    close(victim);
+    return true;
   }
 
   void accept_all() {
@@ -217,29 +222,16 @@ class PollServer : public MetricsServer {
                          SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) return;  // EAGAIN, or a transient error (EMFILE, ECONNABORTED): poll again
       std::string peer = peer_address(addr);
-      // connections_ is in opening order, so the first match is the oldest.
-      if (per_peer_[peer] >= options_.max_per_peer) {
-        if (auto victim = oldest_reading(peer); victim != connections_.end()) {
-          close(victim);
-        } else {
-          ::close(fd);
-          continue;
-        }
+      const auto held = per_peer_.find(peer);
+      if ((held != per_peer_.end() && held->second >= options_.max_per_peer && !make_room(peer)) ||
+          (connections_.size() >= max_connections_ && !make_room({}))) {
+        ::close(fd);  // a peer is never left counted for a connection it did not get
+        continue;
       }
-      if (connections_.size() >= max_connections_) {
-        if (auto victim = oldest_reading({}); victim != connections_.end()) {
-          close(victim);
-        } else {
-          ::close(fd);
-          continue;
-        }
-      }
-      const auto now = Clock::now();
       Connection c;
       c.fd = fd;
       c.peer = std::move(peer);
-      c.opened = now;
-      c.deadline = now + options_.head_timeout;
+      c.deadline = Clock::now() + options_.head_timeout;
       ++per_peer_[c.peer];
       connections_.push_back(std::move(c));
     }
@@ -254,23 +246,23 @@ class PollServer : public MetricsServer {
       if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
       const std::size_t scanned = c.in.size() >= 3 ? c.in.size() - 3 : 0;
       c.in.append(buffer, static_cast<std::size_t>(n));
-      if (auto end = c.in.find("\r\n\r\n", scanned); end != std::string::npos) {
-        c.in.resize(end + 2);
-        const auto lines = static_cast<std::size_t>(std::count(c.in.begin(), c.in.end(), '\n'));
-        answer(c, lines > options_.max_header_lines + 1
-                      ? error_response(431, "Request Header Fields Too Large")
-                      : route(c.in));
-        return write_answer(c);
-      }
-      const bool line_ended = c.in.find('\n') != std::string::npos;
-      if (c.in.size() > options_.max_head_bytes) {
-        answer(c, line_ended ? error_response(431, "Request Header Fields Too Large")
-                             : error_response(414, "URI Too Long"));
-        return write_answer(c);
-      }
-      if (static_cast<std::size_t>(std::count(c.in.begin(), c.in.end(), '\n')) >
-          options_.max_header_lines + 1) {
-        answer(c, error_response(431, "Request Header Fields Too Large"));
+      const auto end = c.in.find("\r\n\r\n", scanned);
+      if (end != std::string::npos) c.in.resize(end + 2);  // the head; a body is never read
+      // The request line and the header lines, each ended by a newline.
+      const bool too_many_lines =
+          static_cast<std::size_t>(std::count(c.in.begin(), c.in.end(), '\n')) >
+          options_.max_header_lines + 1;
+      std::optional<std::string> out;
+      if (too_many_lines)
+        out = error_response(431, "Request Header Fields Too Large");
+      else if (end != std::string::npos)
+        out = route(c.in);
+      else if (c.in.size() > options_.max_head_bytes)
+        out = c.in.find('\n') != std::string::npos
+                  ? error_response(431, "Request Header Fields Too Large")
+                  : error_response(414, "URI Too Long");
+      if (out) {
+        answer(c, std::move(*out));
         return write_answer(c);
       }
     }

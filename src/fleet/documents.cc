@@ -112,12 +112,9 @@ bool plain_host_name(std::string_view h) {
 
 // The faults a document's findings name (gate/1 and report/1 carry the same finding objects):
 // at most kMaxFaults, subjects by GPU UUID where the finding lists one.
-std::vector<FleetFault> faults_of(const json& doc) {
+void read_faults(const json& findings, std::vector<FleetFault>& out) {
   constexpr std::size_t kMaxFaults = 256;
-  std::vector<FleetFault> out;
-  const auto findings = doc.find("findings");
-  if (findings == doc.end() || !findings->is_array()) return out;
-  for (const auto& f : *findings) {
+  for (const auto& f : findings) {
     if (!f.is_object() || out.size() >= kMaxFaults) continue;
     const auto key = get_opt<std::string>(f, "fault");
     if (!key || key->empty() || key->size() > 64) continue;
@@ -140,7 +137,17 @@ std::vector<FleetFault> faults_of(const json& doc) {
       if (std::find(out.begin(), out.end(), fault) == out.end()) out.push_back(std::move(fault));
     }
   }
-  return out;
+}
+
+// What a gate or report document says of the node's health for the fleet's memory: whether it
+// judged the node (it has findings), their faults, and when the node booted (collected_unix −
+// uptime, to the minute).
+void read_judgement(const json& doc, std::optional<double> uptime_s, FleetDocument& d) {
+  if (uptime_s && d.collected_unix && *uptime_s >= 0 && *uptime_s < 1e10)
+    d.boot_unix = (*d.collected_unix - static_cast<std::int64_t>(*uptime_s)) / 60 * 60;
+  const auto findings = doc.find("findings");
+  d.judged = findings != doc.end() && findings->is_array();
+  if (d.judged) read_faults(*findings, d.faults);
 }
 
 Result<FleetDocument> one_document(const json& doc, const DocumentOrigin& origin,
@@ -163,11 +170,7 @@ Result<FleetDocument> one_document(const json& doc, const DocumentOrigin& origin
     if (const auto b = doc.find("baseline"); b != doc.end() && b->is_object())
       d.baseline = get_opt<std::string>(*b, "name") ? get_opt<std::string>(*b, "name")
                                                     : get_opt<std::string>(*b, "path");
-    if (const auto up = get_opt<double>(doc, "uptime_s");
-        up && d.collected_unix && *up >= 0 && *up < 1e10)
-      d.boot_unix = (*d.collected_unix - static_cast<std::int64_t>(*up)) / 60 * 60;
-    d.faults = faults_of(doc);
-    d.judged = doc.contains("findings") && doc["findings"].is_array();
+    read_judgement(doc, get_opt<double>(doc, "uptime_s"), d);
     if (d.verdict && *d.verdict != "pass" && *d.verdict != "fail" && *d.verdict != "unknown")
       return Status::invalid_input(
           fmt::format("{}: verdict '{}' is not pass, fail or unknown", where, *d.verdict));
@@ -182,11 +185,7 @@ Result<FleetDocument> one_document(const json& doc, const DocumentOrigin& origin
     d.has_print = true;
     d.host = facts.host.hostname.value_or("");
     d.collected_unix = facts.host.collected_unix;
-    if (facts.host.uptime_s && d.collected_unix && *facts.host.uptime_s >= 0 &&
-        *facts.host.uptime_s < 1e10)
-      d.boot_unix = (*d.collected_unix - static_cast<std::int64_t>(*facts.host.uptime_s)) / 60 * 60;
-    d.faults = faults_of(doc);
-    d.judged = doc.contains("findings") && doc["findings"].is_array();
+    read_judgement(doc, facts.host.uptime_s, d);
   } else if (d.schema == "gpuvet.bench/1") {
     auto m = bench_json_measurements(compact, where);
     if (!m.is_ok()) return m.status();

@@ -16,11 +16,11 @@
 namespace gpuvet {
 
 std::string fault_cause_class(std::string_view fault) {
-  if (fault.starts_with("xid-"))
-    if (const auto code = parse_int(fault.substr(4)))
-      if (const hw::XidInfo* x = hw::find_xid(static_cast<int>(*code)))
-        return std::string("xid: ") + hw::xid_origin_name(x->origin);
-  if (fault.starts_with("xid-")) return "xid: unknown";
+  if (fault.starts_with("xid-")) {
+    const auto code = parse_int(fault.substr(4));
+    const hw::XidInfo* x = code ? hw::find_xid(static_cast<int>(*code)) : nullptr;
+    return std::string("xid: ") + (x ? hw::xid_origin_name(x->origin) : "unknown");
+  }
   if (const CatalogEntry* e = find_catalog_entry(fault)) return e->category;
   return "other";
 }

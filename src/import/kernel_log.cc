@@ -92,20 +92,11 @@ std::int64_t read_fraction_us(std::string_view s, std::size_t& i) {
 }
 
 int month_from_abbrev(std::string_view s, std::size_t i) {
-  static constexpr std::string_view kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                                 "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-  if (i + 3 > s.size()) return 0;
-  for (int m = 0; m < 12; ++m)
-    if (s.substr(i, 3) == kMonths[m]) return m + 1;
-  return 0;
+  return i + 3 > s.size() ? 0 : month_of(s.substr(i, 3));
 }
 
 bool is_weekday_abbrev(std::string_view s, std::size_t i) {
-  static constexpr std::string_view kDays[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
-  if (i + 3 > s.size()) return false;
-  for (auto d : kDays)
-    if (s.substr(i, 3) == d) return true;
-  return false;
+  return i + 3 <= s.size() && is_weekday(s.substr(i, 3));
 }
 
 // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).

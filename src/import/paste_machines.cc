@@ -53,28 +53,27 @@ std::vector<std::size_t> cuts_of(std::string_view part) {
   std::vector<std::pair<std::size_t, Start>> starts;  // cut offset, kind
   std::optional<Line> above1, above2;                 // the line above, and the one above that
   auto text_of = [&](const Line& l) { return trim(part.substr(l.begin, l.end - l.begin)); };
+  // The timestamp nvidia-smi prints first ("Mon Jan 20 10:18:26 2025").
+  auto timestamp = [&](const Line& l) {
+    const auto t = text_of(l);
+    return !t.empty() && t.size() < 40 && !starts_with(t, "|") && !starts_with(t, "+") &&
+           t.find(':') != std::string_view::npos &&
+           std::isdigit(static_cast<unsigned char>(t.back()));
+  };
   each_line(part, [&](const Line& l) {
     const auto line = part.substr(l.begin, l.end - l.begin);
     const Start s = line.size() > 512 ? Start::kNone : start_of(line);
     if (s != Start::kNone) {
       ++seen[static_cast<int>(s)];
       std::size_t at = l.begin;
-      if (s == Start::kNvsmiTable && above1 && starts_with(text_of(*above1), "+-")) {
-        at = above1->begin;
-        // The timestamp nvidia-smi prints first ("Mon Jan 20 10:18:26 2025").
-        if (above2) {
-          const auto t = text_of(*above2);
-          if (!t.empty() && t.size() < 40 && !starts_with(t, "|") && !starts_with(t, "+") &&
-              t.find(':') != std::string_view::npos &&
-              std::isdigit(static_cast<unsigned char>(t.back())))
-            at = above2->begin;
+      if (s == Start::kNvsmiTable) {
+        // The border line above the version line, then the timestamp above that, go with it.
+        std::optional<Line> above = above1;
+        if (above && starts_with(text_of(*above), "+-")) {
+          at = above->begin;
+          above = above2;
         }
-      } else if (s == Start::kNvsmiTable && above1) {
-        const auto t = text_of(*above1);
-        if (!t.empty() && t.size() < 40 && !starts_with(t, "|") && !starts_with(t, "+") &&
-            t.find(':') != std::string_view::npos &&
-            std::isdigit(static_cast<unsigned char>(t.back())))
-          at = above1->begin;
+        if (above && timestamp(*above)) at = above->begin;
       }
       starts.emplace_back(at, s);
     }

@@ -883,14 +883,8 @@ std::optional<int> xid_cause(const Facts& f, std::size_t at, const std::string& 
   for (std::size_t i = at; i-- > 0;) {
     const XidEvent& y = xids[i];
     if (hw::xid_is_consequence(y.code) || xid_subject(f, y) != subject) continue;
-    if (x.unix_time && y.unix_time) {
-      if (*x.unix_time - *y.unix_time > kXidChainWindowS) return std::nullopt;
-    } else if (x.uptime_s && y.uptime_s) {
-      if (*x.uptime_s - *y.uptime_s > kXidChainWindowS) return std::nullopt;
-    } else if (x.unix_time || x.uptime_s || y.unix_time || y.uptime_s) {
-      return std::nullopt;  // one side has a time, the other none: cannot tell
-    }
-    return y.code;
+    const auto near = within_chain_window(x, y);
+    return near && *near ? std::optional<int>(y.code) : std::nullopt;
   }
   return std::nullopt;
 }
