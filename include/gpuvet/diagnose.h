@@ -195,6 +195,13 @@ struct Thresholds {
   double driver_call_slow_ms = 1000;        // an NVML call this slow is itself a finding
   int pcie_replay_warn_count = 50;          // fewer replays since driver load: info only
   int pcie_aer_corrected_warn_count = 10;   // fewer corrected AER errors in the log: info only
+  // The job's own time (profiler traces, step logs): shares of the step, median over steps.
+  double job_input_idle_fraction = 0.15;     // GPU idle while the host is in the data loader
+  double job_launch_idle_fraction = 0.15;    // gaps between kernels no longer than a launch
+  double job_sync_idle_fraction = 0.10;      // GPU idle after the host synchronised
+  double job_comm_exposed_fraction = 0.15;   // communication with no compute beside it
+  double job_straggler_cost_fraction = 0.10;  // what the last rank to arrive costs the others
+  double job_step_drift_fraction = 0.15;     // last quarter's median step over the first's
 };
 
 // Reads a TOML file with a [thresholds] table (keys as above). Unknown keys and

@@ -326,6 +326,14 @@ struct KernelLog {
 
 // ---------------------------------------------------------------- processes
 
+// One thread of a GPU process and the share of one CPU it used over the sample window.
+struct ThreadLoad {
+  int tid = 0;
+  std::string name;          // comm: "pt_data_worker", "python"
+  std::optional<int> cpu;    // the CPU it last ran on
+  double cpu_pct = 0;        // of one CPU, 0..100
+};
+
 struct ProcessFacts {
   int host_pid = 0;              // as NVML reports it
   std::optional<int> local_pid;  // the same process in our PID namespace, if visible
@@ -337,6 +345,9 @@ struct ProcessFacts {
   std::vector<int> cpus_allowed_ids;
   std::optional<std::string> mems_allowed;  // Mems_allowed_list, raw
   std::vector<int> mems_allowed_ids;
+  // The process's threads that kept a CPU busy over the host sample window (live only, from
+  // /proc/PID/task/*/stat; at most a few, busiest first).
+  std::vector<ThreadLoad> busy_threads;
 };
 
 // ---------------------------------------------------------------- imported only
@@ -572,6 +583,72 @@ struct RasCommunicator {
   std::map<std::string, int> launched;
 };
 
+// ---------------------------------------------------------------- the job's own time
+
+// One step of one rank of the user's job: a `ProfilerStep#N` span of a PyTorch profiler trace,
+// or a step line of a training log. Milliseconds. The GPU figures are there when the input shows
+// the GPU (a trace); `docs/job.md` defines each beside Holistic Trace Analysis's terms.
+struct JobStep {
+  std::int64_t number = 0;
+  double wall_ms = 0;  // the step's span on the host timeline
+  // The step's time split so that the four add up to wall_ms: a compute kernel running on some
+  // stream of the GPU; a communication kernel running and no compute kernel (exposed
+  // communication); only copies or memsets; nothing (idle).
+  std::optional<double> compute_ms;
+  std::optional<double> comm_exposed_ms;
+  std::optional<double> copy_ms;
+  std::optional<double> idle_ms;
+  std::optional<double> comm_ms;        // communication kernels, overlapped or not (their union)
+  std::optional<double> collective_ms;  // time inside collectives: GPU kernels, else host ops (gloo)
+  std::optional<double> pre_comm_ms;    // from the step's start to its first collective
+  // Idle time by cause (the rest is unexplained): the host in the data loader while the GPU had
+  // nothing queued; the host in a synchronisation (stream/device/event sync, a blocking copy,
+  // `.item()`) and the gap until the next kernel; gaps between kernels no longer than a launch.
+  std::optional<double> idle_input_ms;
+  std::optional<double> idle_sync_ms;
+  std::optional<double> idle_launch_ms;
+  std::optional<int> kernels;  // kernels that ran in the step
+  std::optional<int> syncs;    // host synchronisations in the step
+  std::optional<double> items_per_s;  // a training log's own throughput figure
+};
+
+// A rank's collectives of one type and size (NCCL Inspector, or the kernels of a trace).
+struct JobCollective {
+  std::string op;                          // "AllReduce", "AllGather", "gloo:all_reduce", …
+  std::optional<std::uint64_t> size_bytes;  // message size, when known
+  std::int64_t count = 0;
+  std::optional<double> median_us;    // time of one call
+  std::optional<double> busbw_gbps;   // NCCL Inspector's bus bandwidth (median), GB/s
+  std::optional<std::string> algo;    // "RING", "TREE", … (Inspector)
+  std::optional<std::string> proto;   // "LL", "LL128", "SIMPLE"
+};
+
+// What one rank of the user's job says about its own time: a PyTorch profiler trace, NCCL
+// Inspector output or a training log with step times. One record per (input, rank); the job
+// rules compare the ranks.
+struct JobRank {
+  std::string source;  // "pytorch-trace", "nccl-inspector", "step-log"
+  std::optional<std::string> origin;  // the input (file) it came from
+  std::optional<int> rank;
+  std::optional<int> world_size;
+  std::optional<std::string> backend;       // "nccl", "gloo"
+  std::optional<std::string> nccl_version;  // as the trace or NCCL printed it
+  std::optional<std::string> host;
+  std::optional<int> pid;
+  std::optional<int> cuda_device;  // the CUDA device its kernels ran on
+  std::optional<std::string> gpu_name;
+  std::optional<std::string> pci_bus_id;  // normalised "0000:1b:00.0", when the input says
+  std::vector<JobStep> steps;             // in order; a cut is a note
+  std::optional<std::int64_t> events;     // trace events read
+  std::optional<std::int64_t> kernels;    // kernels in the trace (in steps or not)
+  std::optional<double> median_kernel_us;
+  std::optional<double> launch_call_us;   // median host time of one kernel launch call
+  std::optional<std::int64_t> pageable_copies;  // host↔device copies from pageable memory
+  std::optional<double> pageable_copy_ms;
+  std::vector<JobCollective> collectives;
+  std::vector<std::string> notes;  // what the reader could not use (cut, out of order, …)
+};
+
 // ---------------------------------------------------------------- the whole
 
 struct SourceInfo {
@@ -621,6 +698,8 @@ struct Facts {
   // NCCL RAS), and the RAS communicators that report trouble.
   std::vector<CollectiveRank> collective_ranks;
   std::vector<RasCommunicator> ras_communicators;
+  // The user's job, per rank: profiler traces, NCCL Inspector output, step-time logs.
+  std::vector<JobRank> job_ranks;
   // True when GPU facts are missing because the driver/NVML could not answer
   // at all (not installed, stub library, version mismatch, init timeout).
   bool gpu_facts_unavailable = false;

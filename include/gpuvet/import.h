@@ -23,7 +23,15 @@ struct ImportOptions {
   std::size_t max_file_bytes = 512u << 20;  // larger files are listed, not read
   std::size_t max_files = 20000;
   int min_confidence = 20;  // sniff score below which a part is "unrecognised"
+  // --step-regex: an RE2 pattern whose named groups read a training log's step times (ms, s or
+  // items_per_s; step; rank), applied to every input besides the format it is recognised as.
+  // Checked by check_step_regex (import/step_log.h) before use.
+  std::string step_regex;
 };
+
+// Checks a --step-regex before use: it compiles (RE2) and names `ms`, `s` or `items_per_s`.
+// kInvalidInput says what is wrong.
+Status check_step_regex(const std::string& pattern);
 
 // One recognised input format, for help and docs (docs/formats.md is made from these).
 struct FormatInfo {

@@ -53,6 +53,10 @@ void add_live_options(CLI::App& app, LiveArgs& args) {
       "--from", args.from,
       "Read saved outputs (a file or a directory: nvidia-smi, topo, dmesg, numactl, NCCL logs, "
       "gpuvet capture bundles, …) instead of this machine; - reads a paste on standard input");
+  app.add_option("--step-regex", args.step_regex,
+                 "With --from: read step times from any log with this RE2 pattern, named groups "
+                 "ms, s or items_per_s (and step, rank), e.g. 'step (?P<step>\\d+).* "
+                 "(?P<ms>[0-9.]+) ms'");
 }
 
 void add_probe_options(CLI::App& app, LiveArgs& args) {
@@ -139,8 +143,10 @@ bool nvml_library_unusable(const Collection& c, const CollectOptions& o) {
                             c.nvml_failure == NvmlFailure::kLibraryInvalid);
 }
 
-Result<Facts> import_from(const std::string& path) {
-  if (path != "-") return import_path(path);
+Result<Facts> import_from(const std::string& path, const ImportOptions& options) {
+  if (!options.step_regex.empty())
+    if (Status st = check_step_regex(options.step_regex); !st.is_ok()) return st;
+  if (path != "-") return import_path(path, options);
   // A paste on standard input (a ticket's text piped in), bounded like a file.
   constexpr std::size_t kMaxStdin = std::size_t{256} << 20;
   std::string text;
@@ -149,7 +155,7 @@ Result<Facts> import_from(const std::string& path) {
     text.append(buf, static_cast<std::size_t>(std::cin.gcount()));
     if (text.size() > kMaxStdin) return Status::invalid_input("standard input larger than 256 MiB");
   }
-  return import_paste(text, "stdin");
+  return import_paste(text, "stdin", options);
 }
 
 bool any_recognised(const Facts& facts) {
@@ -217,8 +223,9 @@ int facts_exit_code(const Collection& c, const CollectOptions& o) {
 
 // `facts --from PATH`: 3 when nothing could be read or recognised or the input has a problem
 // (Facts::input_problems), else 0.
-Outcome facts_from(const std::string& path, bool json, const TextOptions& text) {
-  auto imported = import_from(path);
+Outcome facts_from(const std::string& path, bool json, const TextOptions& text,
+                   const ImportOptions& options) {
+  auto imported = import_from(path, options);
   if (!imported.is_ok()) {
     std::cerr << "gpuvet: " << imported.status().message() << "\n";
     return {kExitUnusable, false};
@@ -250,10 +257,12 @@ std::function<Outcome()> setup_facts(CLI::App& app) {
     text.verbose = args->verbose;
     if (!prom_target_usable(*prom)) return {kExitUnusable, false};
     if (!args->from.empty()) {
-      if (prom->empty()) return facts_from(args->from, args->json, text);
-      Outcome outcome = facts_from(args->from, args->json, text);
+      ImportOptions import_options;
+      import_options.step_regex = args->step_regex;
+      if (prom->empty()) return facts_from(args->from, args->json, text, import_options);
+      Outcome outcome = facts_from(args->from, args->json, text, import_options);
       if (outcome.exit_code == kExitUnusable) return outcome;
-      auto imported = import_from(args->from);
+      auto imported = import_from(args->from, import_options);
       if (!imported.is_ok() ||
           !write_prom_file(*prom, imported.value(), nullptr, std::nullopt, std::nullopt))
         return {kExitUnusable, false};

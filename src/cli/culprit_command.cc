@@ -25,11 +25,13 @@ struct CulpritArgs {
   bool json = false;
   bool verbose = false;
   bool no_color = false;
+  std::string step_regex;
 };
 
 constexpr std::size_t kMaxCulpritInputs = std::size_t{1} << 18;
 
 bool is_hang_finding(const Finding& f) { return f.id.rfind("collective-hang", 0) == 0; }
+bool is_job_finding(const Finding& f) { return f.id.rfind("job-", 0) == 0; }
 
 // What explains a hang where no rank is singled out: NCCL's own errors, a transport or a GPU
 // that failed under the job.
@@ -54,8 +56,15 @@ Outcome run_culprit(const CulpritArgs& args) {
   // problem (said on stderr and in --json), never a rank silently "missing".
   ImportOptions options;
   options.max_files = kMaxCulpritInputs;
-  Result<Facts> imported =
-      paths.size() == 1 && paths.front() == "-" ? import_from("-") : import_paths(paths, options);
+  options.step_regex = args.step_regex;
+  if (!options.step_regex.empty())
+    if (Status st = check_step_regex(options.step_regex); !st.is_ok()) {
+      std::cerr << "gpuvet: " << st.message() << "\n";
+      return {kExitUnusable, false};
+    }
+  Result<Facts> imported = paths.size() == 1 && paths.front() == "-"
+                               ? import_from("-", options)
+                               : import_paths(paths, options);
   if (!imported.is_ok()) {
     std::cerr << "gpuvet: " << imported.status().message() << "\n";
     return {kExitUnusable, false};
@@ -83,7 +92,8 @@ Outcome run_culprit(const CulpritArgs& args) {
       std::any_of(report.analysis.groups.begin(), report.analysis.groups.end(),
                   [](const HangGroup& g) { return g.hang && !g.culprits.empty(); });
   for (const auto& f : d.findings) {
-    bool keep = is_hang_finding(f) || explains_hang(f);
+    // A slow job rather than a hung one: the rank the others wait for, with the figures.
+    bool keep = is_hang_finding(f) || explains_hang(f) || is_job_finding(f);
     // An Xid on a culprit's GPU; with no culprit named, any Xid that is not history.
     if (!keep && f.id == "xid-error")
       keep = culprit_named ? std::any_of(culprit_buses.begin(), culprit_buses.end(),
@@ -106,7 +116,8 @@ Outcome run_culprit(const CulpritArgs& args) {
              report.findings.empty()) {
     why_unusable =
         "no collective state among the inputs: no PyTorch watchdog line, flight-recorder dump, "
-        "NCCL RAS status or NCCL init line (give the per-rank logs of the job)";
+        "NCCL RAS status, NCCL init line, profiler trace or step-time log (give the per-rank "
+        "logs or traces of the job)";
   }
   if (!why_unusable.empty() || (!report.problems.empty() && report.worst < Severity::kCritical))
     code = kExitUnusable;
@@ -133,13 +144,16 @@ Outcome run_culprit(const CulpritArgs& args) {
 std::function<Outcome()> setup_culprit(CLI::App& app) {
   auto args = std::make_shared<CulpritArgs>();
   app.add_option("inputs", args->paths,
-                 "What the hung job left: per-rank logs, flight-recorder dumps (JSON), ncclras "
-                 "output (text or -f json), kernel logs; files or directories; - reads a paste on "
-                 "standard input")
+                 "What the hung or slow job left: per-rank logs, flight-recorder dumps (JSON), "
+                 "ncclras output (text or -f json), kernel logs, PyTorch profiler traces, "
+                 "step-time logs; files or directories; - reads a paste on standard input")
       ->required();
   app.add_flag("--json", args->json, "Print JSON (schema gpuvet.culprit/1, docs/culprit.md)");
   app.add_flag("-v,--verbose", args->verbose, "Also list every input read and the notes");
   app.add_flag("--no-color", args->no_color, "No ANSI colours even on a terminal");
+  app.add_option("--step-regex", args->step_regex,
+                 "Read step times from the logs with this RE2 pattern (named groups ms, s or "
+                 "items_per_s, and step, rank): the rank the others wait for");
   return [args]() -> Outcome { return run_culprit(*args); };
 }
 

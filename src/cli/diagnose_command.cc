@@ -65,7 +65,9 @@ std::function<Outcome()> setup_diagnose(CLI::App& app) {
     std::string command = "diagnose";
     if (!args->live.from.empty()) {
       command = "diagnose --from";
-      auto imported = import_from(args->live.from);
+      ImportOptions import_options;
+      import_options.step_regex = args->live.step_regex;
+      auto imported = import_from(args->live.from, import_options);
       if (!imported.is_ok()) {
         std::cerr << "gpuvet: " << imported.status().message() << "\n";
         return {kExitUnusable, false};

@@ -9,6 +9,7 @@
 
 #include "gpuvet/collect.h"
 #include "gpuvet/diagnose.h"
+#include "gpuvet/import.h"
 #include "gpuvet/status.h"
 
 namespace gpuvet::cli {
@@ -24,6 +25,7 @@ struct LiveArgs {
   double sample_window_s = 0.05;
   bool no_kernel_log = false;
   std::string from;
+  std::string step_regex;  // --step-regex, with --from
 };
 
 // Registers the options above on `app`.
@@ -71,7 +73,7 @@ bool use_color(const LiveArgs& args);
 int stdout_text_width();
 
 // --from PATH: a file or directory, or "-" for a paste on standard input (at most 256 MiB).
-Result<Facts> import_from(const std::string& path);
+Result<Facts> import_from(const std::string& path, const ImportOptions& options = {});
 
 // Whether any input of an import was recognised (else --from is exit 3).
 bool any_recognised(const Facts& facts);

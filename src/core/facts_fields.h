@@ -353,6 +353,15 @@ void fields(V& v, T&... t) {
   v("cpus_allowed_ids", t.cpus_allowed_ids...);
   v("mems_allowed", t.mems_allowed...);
   v("mems_allowed_ids", t.mems_allowed_ids...);
+  v("busy_threads", t.busy_threads...);
+}
+
+template <class V, MaybeConst<ThreadLoad>... T>
+void fields(V& v, T&... t) {
+  v("tid", t.tid...);
+  v("name", t.name...);
+  v("cpu", t.cpu...);
+  v("cpu_pct", t.cpu_pct...);
 }
 
 // ---------------------------------------------------------------- imported only
@@ -440,6 +449,60 @@ void fields(V& v, T&... t) {
   v("exit_code", t.exit_code...);
   v("root_cause", t.root_cause...);
   v("errors", t.errors...);
+}
+
+template <class V, MaybeConst<JobStep>... T>
+void fields(V& v, T&... t) {
+  v("number", t.number...);
+  v("wall_ms", t.wall_ms...);
+  v("compute_ms", t.compute_ms...);
+  v("comm_exposed_ms", t.comm_exposed_ms...);
+  v("copy_ms", t.copy_ms...);
+  v("idle_ms", t.idle_ms...);
+  v("comm_ms", t.comm_ms...);
+  v("collective_ms", t.collective_ms...);
+  v("pre_comm_ms", t.pre_comm_ms...);
+  v("idle_input_ms", t.idle_input_ms...);
+  v("idle_sync_ms", t.idle_sync_ms...);
+  v("idle_launch_ms", t.idle_launch_ms...);
+  v("kernels", t.kernels...);
+  v("syncs", t.syncs...);
+  v("items_per_s", t.items_per_s...);
+}
+
+template <class V, MaybeConst<JobCollective>... T>
+void fields(V& v, T&... t) {
+  v("op", t.op...);
+  v("size_bytes", t.size_bytes...);
+  v("count", t.count...);
+  v("median_us", t.median_us...);
+  v("busbw_gbps", t.busbw_gbps...);
+  v("algo", t.algo...);
+  v("proto", t.proto...);
+}
+
+template <class V, MaybeConst<JobRank>... T>
+void fields(V& v, T&... t) {
+  v("source", t.source...);
+  v("origin", t.origin...);
+  v("rank", t.rank...);
+  v("world_size", t.world_size...);
+  v("backend", t.backend...);
+  v("nccl_version", t.nccl_version...);
+  v("host", t.host...);
+  v("pid", t.pid...);
+  v("cuda_device", t.cuda_device...);
+  v("gpu_name", t.gpu_name...);
+  v("pci_bus_id", t.pci_bus_id...);
+  v("steps", t.steps...);
+  v("events", t.events...);
+  v("kernels", t.kernels...);
+  v("median_kernel_us", t.median_kernel_us...);
+  v("launch_call_us", t.launch_call_us...);
+  v("pageable_copies", t.pageable_copies...);
+  v("pageable_copy_ms", t.pageable_copy_ms...);
+  v("collectives", t.collectives...);
+  v("notes", t.notes...);
 }
 
 template <class V, MaybeConst<RasCommunicator>... T>
@@ -572,6 +635,7 @@ void fields(V& v, T&... t) {
   v("health_checks", t.health_checks..., kAppend);
   v("collective_ranks", t.collective_ranks..., kAppend);
   v("ras_communicators", t.ras_communicators..., kAppend);
+  v("job_ranks", t.job_ranks..., kAppend);
   v("imported", t.imported..., kAppend);
   v("input_problems", t.input_problems..., kAppend);
   v("notes", t.notes...);

@@ -13,7 +13,9 @@
 #include "import/gpuvet_json.h"
 #include "import/host_tools.h"
 #include "import/kernel_log.h"
+#include "import/kineto_trace.h"
 #include "import/lspci.h"
+#include "import/nccl_inspector.h"
 #include "import/nccl_log.h"
 #include "import/nccl_ras.h"
 #include "import/nvsmi_csv.h"
@@ -23,6 +25,7 @@
 #include "import/nvsmi_topo.h"
 #include "import/nvsmi_xml.h"
 #include "import/psi.h"
+#include "import/step_log.h"
 
 namespace gpuvet::import {
 namespace {
@@ -240,6 +243,24 @@ const std::vector<Importer>& importers() {
        sniff_nccl_ras_json, import_nccl_ras_json,
        "per communicator and rank: host, pid, CUDA and NVML device, status (async error, abort), "
        "collective counts per operation; missing ranks (unresponsive, considered dead)"},
+      {"pytorch-profiler-trace",
+       "PyTorch profiler trace (Kineto Chrome trace JSON: export_chrome_trace, "
+       "tensorboard_trace_handler; plain or .gz)",
+       sniff_kineto_trace, parse_kineto_trace,
+       "one rank of the job: rank, world size, backend, NCCL version, GPU; per ProfilerStep: "
+       "wall time split into compute, exposed communication, copies and idle, idle by cause "
+       "(input, host sync, launch gaps), time in collectives and before the first one; kernels, "
+       "launch calls, pageable copies, collectives by type"},
+      {"nccl-inspector",
+       "NCCL Inspector output (NCCL's profiler plugin, JSON Lines: <host>-pid<pid>.log)",
+       sniff_nccl_inspector, parse_nccl_inspector,
+       "per communicator and rank: host, pid, collectives per type and size with count, median "
+       "time and bus bandwidth; the rank the others wait for"},
+      {"step-log",
+       "a training log's step times: Megatron-LM iteration lines, nanoGPT iter lines (any other "
+       "log with --step-regex)",
+       sniff_step_log, parse_step_log,
+       "per rank (torchrun or srun -l prefixes): step number and time, p50/p95/p99 and drift"},
       {"nccl-topo-xml", "NCCL topology dump (NCCL_TOPO_DUMP_FILE)", sniff_nccl_topo_xml,
        import_nccl_topo_xml, "PCI link speed/width per GPU and NIC, NVLink counts"},
       {"nccl-tests", "nccl-tests *_perf output", sniff_nccl_tests, import_nccl_tests,

@@ -13,11 +13,13 @@
 #include <system_error>
 
 #include "core/facts_fields.h"
+#include "core/gzip.h"
 #include "core/util.h"
 #include "import/collective_log.h"
 #include "import/importer.h"
 #include "import/machines.h"
 #include "import/paste_machines.h"
+#include "import/step_log.h"
 
 namespace gpuvet::import {
 namespace {
@@ -543,6 +545,23 @@ Facts import_text(std::string_view text, const std::string& origin, const Import
     }
     if (!best_with_prompt) body = part.text;
     ImportedFile record{where, "unrecognised", {}};
+    // The user's own step pattern (--step-regex) reads any log, recognised or not.
+    if (!options.step_regex.empty()) {
+      Facts steps;
+      if (const std::size_t matched = parse_step_log_with(part.text, options.step_regex, steps)) {
+        for (auto& r : steps.job_ranks) {
+          r.origin = where;
+          if (!r.rank) r.rank = rank_from_file_name(origin);
+        }
+        record.notes.push_back(fmt::format("--step-regex matched {} line(s)", matched));
+        if (!best || best_score < options.min_confidence) record.format = "step-log (--step-regex)";
+        merge_facts(out, std::move(steps), where);
+        if (!best || best_score < options.min_confidence) {
+          out.imported.push_back(std::move(record));
+          continue;
+        }
+      }
+    }
     if (!best || best_score < options.min_confidence) {
       out.notes.push_back(
           fmt::format("{}: not recognised as any supported output{} (starts with \"{}\")", where,
@@ -562,6 +581,10 @@ Facts import_text(std::string_view text, const std::string& origin, const Import
     // A rank's records say which input they came from; a flight-recorder dump (or a per-rank
     // log without prefixes) is named after its rank ("nccl_trace_rank_3", "rank3.log").
     for (auto& r : one.collective_ranks) {
+      if (!r.origin) r.origin = where;
+      if (!r.rank) r.rank = rank_from_file_name(origin);
+    }
+    for (auto& r : one.job_ranks) {
       if (!r.origin) r.origin = where;
       if (!r.rank) r.rank = rank_from_file_name(origin);
     }
@@ -654,6 +677,16 @@ Result<Facts> import_path(const std::string& path, const ImportOptions& options)
     std::string text(static_cast<std::size_t>(size), '\0');
     in.read(text.data(), static_cast<std::streamsize>(size));
     text.resize(static_cast<std::size_t>(in.gcount()));
+    // A gzip-compressed output (a profiler trace's .json.gz) is read as what it holds, under the
+    // same size limit.
+    if (looks_gzipped(text)) {
+      auto inflated = gunzip(text, options.max_file_bytes);
+      if (!inflated.is_ok()) {
+        skip(name + ": " + inflated.status().message(), false);
+        continue;
+      }
+      text = std::move(inflated).value();
+    }
     ++readable;
     // One file may hold the outputs of several machines too ("node A:" … "node B:").
     if (const MachineSplit in_file = machines_in_paste(text, name, options);

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <optional>
 
+#include "core/gzip.h"
 #include "core/util.h"
 #include "import/load.h"
 
@@ -215,6 +216,12 @@ namespace gpuvet {
 
 Result<Facts> import_paste(std::string_view text, const std::string& origin,
                            const ImportOptions& options) {
+  if (looks_gzipped(text)) {  // `zcat` forgotten: a .json.gz piped in as it is
+    auto inflated = gunzip(text, options.max_file_bytes);
+    if (!inflated.is_ok()) return Status::invalid_input(origin + ": " + inflated.status().message());
+    const std::string plain = std::move(inflated).value();
+    return import_paste(plain, origin, options);
+  }
   if (const auto split = import::machines_in_paste(text, origin, options);
       split.machines.size() > 1)
     return Status::invalid_input(import::several_machines_in_paste_message(split, origin));

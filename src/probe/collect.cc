@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <future>
+
+#include <unistd.h>
 #include <map>
 
 #include "core/util.h"
@@ -14,6 +16,7 @@
 #include "probe/nvml_probe.h"
 #include "probe/pressure.h"
 #include "probe/process_binding.h"
+#include "probe/thread_load.h"
 #include "probe/watchdog.h"
 
 namespace gpuvet {
@@ -190,6 +193,10 @@ Collection collect_facts(const CollectOptions& options, const Env& env) {
       if (!g.numa_node) g.numa_node = numa_node_of_cpus(facts.host.numa_nodes, g.cpu_affinity);
     }
     for (auto& p : facts.processes) probe::read_process_binding(env.fs, p, facts.notes);
+    // The processes' busy threads, over the same window as the host's pressure.
+    if (!facts.processes.empty())
+      probe::sample_busy_threads(env.fs, env.clock, facts.processes, options.pressure_window,
+                                 static_cast<double>(sysconf(_SC_CLK_TCK)), facts.notes);
     if (!facts.processes.empty() && probe::in_child_pid_namespace(env.fs).value_or(false))
       facts.notes.push_back(
           "gpuvet runs inside a PID namespace (container): NVML reports host PIDs, mapped here "

@@ -562,6 +562,83 @@ inline constexpr CatalogEntry kCatalog[] = {
      "and the kernel log of every node; check the fabric (nvidia-smi nvlink -s, the NICs' error "
      "counters) and run `gpuvet culprit` again on all of it.",
      "symptom 4", kByDiagnoseOnly, A::kWatch},
+    {"job-breakdown", "Where the job's step time goes", "job", kInfo, kConfirm, B::kNone,
+     "a PyTorch profiler trace, NCCL Inspector output or a step-time log of the job was given",
+     "The job's own measure: steps, time per step (p50, p95, p99) and, from a trace, each step "
+     "split into compute, exposed communication, copies and idle, with the causes of idle. This "
+     "is the article's first rule (measure what counts), on the user's real job rather than a "
+     "synthetic load.",
+     "Read the largest share first: idle (the GPU waits on the host), exposed communication "
+     "(the GPUs wait on each other), or compute (the GPU itself). The other job findings say "
+     "which one is out of line.",
+     "task 1, measurement", kByDiagnoseOnly, A::kNone},
+    {"job-input-starved", "The GPU waits for input", "job", kWarning, kClassify, B::kIo,
+     "the GPU has nothing queued while the host is in the data loader for at least "
+     "job_input_idle_fraction of the step (median over steps)",
+     "Each step starts by waiting for the next batch: data loading and preprocessing on the host "
+     "are slower than the GPU. More GPUs make it worse, since each one waits the same.",
+     "Raise the DataLoader's num_workers, use pin_memory and prefetch_factor, move decoding and "
+     "augmentation off the critical path (or to the GPU), cache or shard the dataset on local "
+     "storage; check cpu-saturated and io-bound findings on the node.",
+     "task 8, symptom 1", kByDiagnoseOnly, A::kFixApplication},
+    {"job-launch-bound", "Kernels are too small: the host's launches set the pace", "job",
+     kWarning, kClassify, B::kCpu,
+     "gaps between kernels no longer than a launch (50 µs) add up to at least "
+     "job_launch_idle_fraction of the step (median over steps)",
+     "The GPU finishes each kernel before the host has launched the next: many short kernels, "
+     "each paying the launch latency. The GPU is idle in small slices that utilisation hides.",
+     "Capture the step as a CUDA graph (torch.cuda.graphs, torch.compile mode=\"reduce-overhead\"), "
+     "fuse small operations (torch.compile), raise the batch size per GPU.",
+     "task 8, symptom 1", kByDiagnoseOnly, A::kFixApplication},
+    {"job-host-sync", "The host waits for the GPU inside the step", "job", kWarning, kClassify,
+     B::kCpu,
+     "after host synchronisations (stream or device sync, a blocking copy, `.item()`) the GPU "
+     "stays idle for at least job_sync_idle_fraction of the step (median over steps)",
+     "The step drains the GPU's queue to read a value back (a loss printed, a metric, a Python "
+     "branch on a tensor), then the GPU waits while the host refills it. Pageable copies are "
+     "synchronous too.",
+     "Read values back every N steps, keep metrics on the GPU, copy with non_blocking=True from "
+     "pinned memory, and remove torch.cuda.synchronize() from the loop.",
+     "task 8", kByDiagnoseOnly, A::kFixApplication},
+    {"job-comm-exposed", "Communication is not hidden behind compute", "job", kWarning,
+     kClassify, B::kComms,
+     "a communication kernel runs with no compute kernel beside it for at least "
+     "job_comm_exposed_fraction of the step (median over steps)",
+     "The GPUs wait on each other: gradients are exchanged after the compute instead of during "
+     "it. Many small collectives are latency-bound; a slow link or a straggler makes it worse.",
+     "Overlap communication with compute (DDP bucket_cap_mb, FSDP prefetch, gradient "
+     "accumulation), use fewer, larger collectives, and check the links (gpuvet bench, topology "
+     "findings) and the straggler finding.",
+     "task 4, symptom 1", kByDiagnoseOnly, A::kFixApplication},
+    {"job-straggler-rank", "One rank makes the others wait", "job", kWarning, kClassify,
+     B::kCompute,
+     "across ranks, one rank spends the least time in collectives in most common steps while the "
+     "others wait for it at least job_straggler_cost_fraction of the step (median over steps)",
+     "A collective finishes only when its last rank arrives: the rank that arrives last waits "
+     "least, and every other rank waits for it. Its own work before the collective is longer: a "
+     "slower GPU (clocks, power, thermal), more data, a busier host or a worse link.",
+     "Look at that rank's GPU and host first (the findings cited with it: clocks, thermal, PCIe "
+     "link, CPU), then its data (shard sizes) and its place in the topology.",
+     "task 7, symptom 2", kByDiagnoseOnly, A::kFixApplication},
+    {"job-step-time-drift", "Steps get slower over the run", "job", kWarning, kSystem,
+     B::kThermal,
+     "the median step of the last quarter of the steps is at least job_step_drift_fraction "
+     "slower than that of the first quarter (8 steps or more)",
+     "The same work takes longer as the run goes on: throttling (thermal, power), a growing "
+     "input queue, memory fragmentation or a neighbour's load.",
+     "Run `gpuvet watch` beside the job to see clocks and temperatures over time, and compare "
+     "the step times with them.",
+     "symptom 3", kByDiagnoseOnly, A::kWatch},
+    {"gpu-waits-on-host-thread", "A GPU process is held up by one of its threads", "host-cpu",
+     kWarning, kClassify, B::kCpu,
+     "live: a process on a GPU running under busy_util_pct has a thread at or above "
+     "cpu_pegged_pct of one CPU over the sample window",
+     "The GPU waits for the host: one thread of the process (a data-loader worker, the Python "
+     "thread launching kernels) is CPU-bound, so the GPU gets work no faster than that thread "
+     "can produce it.",
+     "Look at what the thread is (py-spy dump --pid), add data-loader workers, move "
+     "preprocessing off the main thread, and give the process more cores of its GPU's NUMA node.",
+     "task 8, symptom 1", kByDiagnoseOnly, A::kFixApplication},
 };
 
 inline constexpr SymptomPattern kSymptoms[] = {
@@ -650,10 +727,14 @@ struct SymptomRule {
 };
 
 inline constexpr SymptomRule kSymptomRules[] = {
-    {"util-high-wallclock-worse", {"scaling-inefficient", "utilization-misleading"}},
+    {"util-high-wallclock-worse",
+     {"scaling-inefficient", "utilization-misleading", "job-comm-exposed", "job-launch-bound",
+      "gpu-waits-on-host-thread"}},
     {"one-busy-one-idle",
-     {"gpu-idle-while-peer-busy", "gpu-shared-by-processes", "memory-imbalance"}},
-    {"degrades-over-time", {"clocks-degrade-over-time", "thermal-throttle", "power-throttle"}},
+     {"gpu-idle-while-peer-busy", "gpu-shared-by-processes", "memory-imbalance",
+      "job-straggler-rank"}},
+    {"degrades-over-time",
+     {"clocks-degrade-over-time", "thermal-throttle", "power-throttle", "job-step-time-drift"}},
     {"hangs-nccl-timeout",
      {"nccl-error", "collective-hang-culprit", "collective-hang-frozen-process",
       "collective-hang-transport", "collective-hang"}},

@@ -601,6 +601,17 @@ CoverageItem measurements(const View& v) {
   return c;
 }
 
+// The user's own job: listed only when its traces, Inspector output or step logs were given
+// (a node's report does not ask for them).
+std::optional<CoverageItem> job(const View& v) {
+  if (v.f.job_ranks.empty()) return std::nullopt;
+  auto c = item("job", "the job's steps");
+  c.status = CoverageStatus::kChecked;
+  c.evidence = formats_among(v, {"pytorch-profiler-trace", "nccl-inspector", "step-log",
+                                 "step-log (--step-regex)"});
+  return c;
+}
+
 }  // namespace
 
 const char* coverage_status_name(CoverageStatus s) {
@@ -624,9 +635,12 @@ std::vector<CoverageItem> compute_coverage(const Facts& facts) {
   for (const auto& i : facts.imported) v.formats.insert(i.format);
   v.nodes = hw::node_cpus(facts);
   v.pairs = all_pairs(facts);
-  return {inventory(v), topology(v), p2p(v),     nvlink(v),       pcie_link(v),   acs_iommu(v),
-          numa(v),      clocks(v),   power(v),   thermal(v),      ecc(v),         xid(v),
-          processes(v), host_cpu(v), host_io(v), host_network(v), measurements(v)};
+  std::vector<CoverageItem> items = {
+      inventory(v), topology(v), p2p(v),     nvlink(v),       pcie_link(v),   acs_iommu(v),
+      numa(v),      clocks(v),   power(v),   thermal(v),      ecc(v),         xid(v),
+      processes(v), host_cpu(v), host_io(v), host_network(v), measurements(v)};
+  if (auto j = job(v)) items.push_back(std::move(*j));
+  return items;
 }
 
 std::optional<std::string> acs_unknown_note(const Facts& facts) {

@@ -142,8 +142,9 @@ bool judged_without_gpus(const Facts& f) {
   for (const auto& imp : f.imported)
     for (auto part : kParts)
       if (imp.format == part) return true;
+  // The user's job (traces, Inspector output, step logs) is judged whole without a GPU's facts.
   return !f.processes.empty() || !f.nccl_events.empty() || !f.collective_ranks.empty() ||
-         !f.health_checks.empty() || !f.measurements.empty();
+         !f.health_checks.empty() || !f.measurements.empty() || !f.job_ranks.empty();
 }
 
 }  // namespace
@@ -157,6 +158,8 @@ Diagnosis diagnose(const Facts& facts, const DiagnoseOptions& options) {
   rules::check_host(c, e);
   rules::check_mapping(c, e);
   rules::check_collectives(c, e);
+  rules::check_host_threads(c, e);
+  rules::check_job(c, e);  // after the GPU checks: a straggler cites its GPU's findings
   rules::check_measurements(c, e);  // last: it looks at what the others found
 
   Diagnosis d;

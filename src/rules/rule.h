@@ -102,5 +102,10 @@ void check_measurements(const Context& c, Emitter& e);  // bandwidth, scaling, t
 // A distributed job's hang (rules_hang.cc): collective-hang-culprit, -frozen-process,
 // -transport, collective-hang, from analyse_hang().
 void check_collectives(const Context& c, Emitter& e);
+// The user's job (rules_job.cc): job-breakdown, job-input-starved, job-launch-bound,
+// job-host-sync, job-comm-exposed, job-straggler-rank, job-step-time-drift; and, live,
+// gpu-waits-on-host-thread.
+void check_job(const Context& c, Emitter& e);
+void check_host_threads(const Context& c, Emitter& e);
 
 }  // namespace gpuvet::rules

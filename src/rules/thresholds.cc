@@ -88,6 +88,18 @@ const Key kKeys[] = {
      "a warning (under it: info)"},
     {"driver_call_slow_ms", &Thresholds::driver_call_slow_ms,
      "driver-slow: an NVML call (total over GPUs) slower than this many ms"},
+    {"job_input_idle_fraction", &Thresholds::job_input_idle_fraction,
+     "job-input-starved: the GPU idle while the host is in the data loader, share of the step"},
+    {"job_launch_idle_fraction", &Thresholds::job_launch_idle_fraction,
+     "job-launch-bound: gaps between kernels no longer than a launch, share of the step"},
+    {"job_sync_idle_fraction", &Thresholds::job_sync_idle_fraction,
+     "job-host-sync: the GPU idle after host synchronisations, share of the step"},
+    {"job_comm_exposed_fraction", &Thresholds::job_comm_exposed_fraction,
+     "job-comm-exposed: communication with no compute beside it, share of the step"},
+    {"job_straggler_cost_fraction", &Thresholds::job_straggler_cost_fraction,
+     "job-straggler-rank: the others' extra time in collectives, share of the step"},
+    {"job_step_drift_fraction", &Thresholds::job_step_drift_fraction,
+     "job-step-time-drift: the last quarter's median step this much slower than the first's"},
 };
 
 constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
