@@ -64,4 +64,20 @@ Result<std::string> gunzip(std::string_view data, std::size_t max_bytes) {
   return out;
 }
 
+std::string gunzip_prefix(std::string_view data, std::size_t max_bytes) {
+  std::string out;
+  if (!looks_gzipped(data) || max_bytes == 0) return out;
+  z_stream z{};
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return out;
+  out.resize(max_bytes);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(std::min<std::size_t>(data.size(), 1u << 30));
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(std::min<std::size_t>(max_bytes, 1u << 30));
+  inflate(&z, Z_SYNC_FLUSH);  // stops where the input or the room ends; either is fine here
+  out.resize(z.total_out);
+  inflateEnd(&z);
+  return out;
+}
+
 }  // namespace gpuvet

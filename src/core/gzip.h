@@ -18,4 +18,8 @@ bool looks_gzipped(std::string_view data);
 // short (the message says which), or more than max_bytes once inflated.
 Result<std::string> gunzip(std::string_view data, std::size_t max_bytes);
 
+// As much of what the start of a gzip stream holds as `data` gives, at most max_bytes: for
+// sniffing a compressed file's format from its first bytes. Empty when nothing inflates.
+std::string gunzip_prefix(std::string_view data, std::size_t max_bytes);
+
 }  // namespace gpuvet

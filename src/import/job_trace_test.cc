@@ -5,6 +5,10 @@
 
 #include <zlib.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -15,6 +19,7 @@
 #include "import/kineto_trace.h"
 #include "import/nccl_inspector.h"
 #include "import/step_log.h"
+#include "job_trace_gen.h"
 
 namespace gpuvet::import {
 namespace {
@@ -331,6 +336,48 @@ TEST(NcclInspector, AggregatesPerRankTypeAndSize) {
   EXPECT_TRUE(junk);
   Facts none;
   EXPECT_EQ(parse_nccl_inspector("{}\n", none).code(), StatusCode::kInvalidInput);
+}
+
+// A trace over 8 MiB is parsed from its file in chunks (plain or gzip), with the same figures as
+// from its text; cut short, it keeps its steps and is an input problem.
+TEST(KinetoTrace, LargeFilesAreStreamedWithTheSameFigures) {
+  const std::string text = gpuvet::testing::make_kineto_trace(9u << 20, 3, 8);
+  Facts whole;
+  ASSERT_TRUE(parse_kineto_trace(text, whole).is_ok());
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("gpuvet-stream-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "plain.json", std::ios::binary) << text;
+  std::ofstream(dir / "packed.json.gz", std::ios::binary) << gzip_of(text);
+  std::ofstream(dir / "cut.json", std::ios::binary) << text.substr(0, text.size() - 100000);
+  for (const char* name : {"plain.json", "packed.json.gz"}) {
+    auto f = import_path((dir / name).string());
+    ASSERT_TRUE(f.is_ok()) << name;
+    ASSERT_EQ(f.value().job_ranks.size(), 1u) << name;
+    const JobRank& r = f.value().job_ranks[0];
+    EXPECT_EQ(r.rank, 3);
+    ASSERT_EQ(r.steps.size(), whole.job_ranks[0].steps.size()) << name;
+    EXPECT_DOUBLE_EQ(*r.steps.back().compute_ms, *whole.job_ranks[0].steps.back().compute_ms);
+    EXPECT_EQ(r.kernels, whole.job_ranks[0].kernels);
+    EXPECT_TRUE(f.value().input_problems.empty()) << name;
+    EXPECT_EQ(f.value().imported.at(0).format, "pytorch-profiler-trace");
+  }
+  auto cut = import_path((dir / "cut.json").string());
+  ASSERT_TRUE(cut.is_ok());
+  ASSERT_EQ(cut.value().job_ranks.size(), 1u);
+  EXPECT_GT(cut.value().job_ranks[0].steps.size(), 10u);
+  EXPECT_EQ(cut.value().input_problems.size(), 1u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Gzip, PrefixOfACutStream) {
+  const std::string text = gpuvet::testing::make_kineto_trace(1u << 20);
+  const std::string packed = gzip_of(text);
+  const std::string head = gunzip_prefix(packed.substr(0, 4096), 8192);
+  ASSERT_FALSE(head.empty());
+  EXPECT_EQ(text.compare(0, head.size(), head), 0);
+  EXPECT_LE(head.size(), 8192u);
+  EXPECT_TRUE(gunzip_prefix("plain text", 100).empty());
 }
 
 }  // namespace

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <zlib.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -115,13 +118,14 @@ Cat cat_of(std::string_view c) {
   return Cat::kOther;
 }
 
+// ASCII case-insensitive search (no locale: a kernel name is ASCII, and this runs per kernel).
 bool icontains(std::string_view hay, std::string_view lower_needle) {
-  if (hay.size() < lower_needle.size()) return false;
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c | 0x20) : c; };
+  if (lower_needle.empty() || hay.size() < lower_needle.size()) return false;
   for (std::size_t i = 0; i + lower_needle.size() <= hay.size(); ++i) {
-    std::size_t j = 0;
-    while (j < lower_needle.size() &&
-           std::tolower(static_cast<unsigned char>(hay[i + j])) == lower_needle[j])
-      ++j;
+    if (lower(hay[i]) != lower_needle[0]) continue;
+    std::size_t j = 1;
+    while (j < lower_needle.size() && lower(hay[i + j]) == lower_needle[j]) ++j;
     if (j == lower_needle.size()) return true;
   }
   return false;
@@ -482,10 +486,111 @@ int sniff_kineto_trace(std::string_view text) {
   return contains(head, "\"ph\"") ? 70 : 0;
 }
 
+namespace {
+
+// A file read in chunks through zlib (gzip or plain alike), as the input iterator the JSON
+// reader pulls bytes from: memory holds one chunk, never the file.
+class ChunkSource {
+ public:
+  ChunkSource(const std::string& path, std::size_t max_bytes) : max_(max_bytes) {
+    file_ = gzopen(path.c_str(), "rb");
+    if (file_) gzbuffer(file_, 1u << 20);
+    buf_.resize(1u << 20);
+  }
+  ~ChunkSource() {
+    if (file_) gzclose(file_);
+  }
+  ChunkSource(const ChunkSource&) = delete;
+  ChunkSource& operator=(const ChunkSource&) = delete;
+  bool opened() const { return file_ != nullptr; }
+  // The next chunk; false at the end, on an error or past max_bytes (each said by why()).
+  bool next(const char*& begin, const char*& end) {
+    if (!file_ || done_) return false;
+    if (total_ >= max_) {
+      why_ = fmt::format("more than {} MiB once inflated: the rest was not read", max_ >> 20);
+      done_ = true;
+      return false;
+    }
+    const int n = gzread(file_, buf_.data(), static_cast<unsigned>(buf_.size()));
+    if (n <= 0) {
+      int err = Z_OK;
+      const char* msg = gzerror(file_, &err);
+      if (n < 0 || (err != Z_OK && err != Z_STREAM_END))
+        why_ = std::string("the file could not be read to its end: ") + (msg ? msg : "read error");
+      done_ = true;
+      return false;
+    }
+    total_ += static_cast<std::size_t>(n);
+    begin = buf_.data();
+    end = begin + n;
+    return true;
+  }
+  std::size_t total() const { return total_; }
+  const std::string& why() const { return why_; }
+
+ private:
+  gzFile file_ = nullptr;
+  std::vector<char> buf_;
+  std::size_t max_, total_ = 0;
+  bool done_ = false;
+  std::string why_;
+};
+
+class ChunkIterator {
+ public:
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+  ChunkIterator() = default;  // the end
+  explicit ChunkIterator(ChunkSource* src) : src_(src) { pull(); }
+  reference operator*() const { return *p_; }
+  ChunkIterator& operator++() {
+    if (++p_ == e_) pull();
+    return *this;
+  }
+  bool operator==(const ChunkIterator& o) const {
+    return src_ == o.src_ && (src_ == nullptr || p_ == o.p_);
+  }
+  bool operator!=(const ChunkIterator& o) const { return !(*this == o); }
+
+ private:
+  void pull() {
+    if (!src_ || !src_->next(p_, e_)) src_ = nullptr;
+  }
+  ChunkSource* src_ = nullptr;
+  const char* p_ = nullptr;
+  const char* e_ = nullptr;
+};
+
+Status finish(Reader& r, bool complete, std::size_t size, Facts& out);
+
+}  // namespace
+
 Status parse_kineto_trace(std::string_view text, Facts& out) {
   Reader r;
   const bool complete = json::sax_parse(text.begin(), text.end(), &r, json::input_format_t::json,
                                         /*strict=*/false);
+  return finish(r, complete, text.size(), out);
+}
+
+Status parse_kineto_trace_file(const std::string& path, std::size_t max_bytes, Facts& out) {
+  ChunkSource src(path, max_bytes);
+  if (!src.opened()) return Status::invalid_input(path + ": cannot open");
+  Reader r;
+  const bool complete = json::sax_parse(ChunkIterator(&src), ChunkIterator(), &r,
+                                        json::input_format_t::json, /*strict=*/false);
+  if (!src.why().empty()) {
+    out.input_problems.push_back(path + ": " + src.why());
+    r.error_at = src.total();
+  }
+  return finish(r, complete && src.why().empty(), src.total(), out);
+}
+
+namespace {
+
+Status finish(Reader& r, bool complete, std::size_t size, Facts& out) {
   JobRank rank = std::move(r.who);
   rank.source = "pytorch-trace";
   auto& notes = rank.notes;
@@ -493,12 +598,12 @@ Status parse_kineto_trace(std::string_view text, Facts& out) {
     notes.push_back(
         fmt::format("the trace is cut or malformed at byte {} of {}: the {} events "
                     "before it were read",
-                    r.error_at, text.size(), r.events));
+                    r.error_at, size, r.events));
     // The figures of the steps read stand, but the job is not all there: an input problem.
     out.input_problems.push_back(fmt::format(
         "a profiler trace is cut or malformed at byte {} of {} (rank {}): only its first {} "
         "events were read",
-        r.error_at, text.size(), rank.rank ? std::to_string(*rank.rank) : "?", r.events));
+        r.error_at, size, rank.rank ? std::to_string(*rank.rank) : "?", r.events));
   }
   if (!r.saw_events_array || r.events == 0)
     return Status::invalid_input(
@@ -560,5 +665,7 @@ Status parse_kineto_trace(std::string_view text, Facts& out) {
   out.job_ranks.push_back(std::move(rank));
   return Status::ok();
 }
+
+}  // namespace
 
 }  // namespace gpuvet::import

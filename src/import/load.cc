@@ -11,12 +11,14 @@
 #include <optional>
 #include <set>
 #include <system_error>
+#include <thread>
 
 #include "core/facts_fields.h"
 #include "core/gzip.h"
 #include "core/util.h"
 #include "import/collective_log.h"
 #include "import/importer.h"
+#include "import/kineto_trace.h"
 #include "import/machines.h"
 #include "import/paste_machines.h"
 #include "import/step_log.h"
@@ -612,6 +614,102 @@ namespace gpuvet {
 
 using namespace import;  // the helpers above
 
+namespace {
+
+// At most this many files are read at once (each holds its text in memory while it is parsed).
+constexpr std::size_t kMaxImportThreads = 4;
+// A profiler trace larger than this is parsed from the file in chunks (parse_kineto_trace_file)
+// rather than read whole.
+constexpr std::size_t kStreamTraceBytes = std::size_t{8} << 20;
+
+// One file read and imported: its facts and notes, or why it was skipped, or why the whole
+// input is refused (one file holding several machines' outputs).
+struct FileOutcome {
+  std::string name;
+  Facts facts;
+  std::vector<std::string> notes;
+  std::string skipped;  // non-empty: not read, and why
+  bool permission = false;
+  std::string refused;  // non-empty: the input is refused, and why
+};
+
+// The first bytes of a file as text (inflated when gzip), for sniffing before reading it all.
+std::string head_of(const fs::path& file, std::size_t bytes) {
+  std::ifstream in(file, std::ios::binary);
+  std::string head(bytes, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(bytes));
+  head.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+  // Of a gzip file, the start of what it holds (the read above cut the stream: expected).
+  return looks_gzipped(head) ? gunzip_prefix(head, bytes) : head;
+}
+
+FileOutcome read_one(const fs::path& file, const ImportOptions& options) {
+  FileOutcome o;
+  o.name = file.string();
+  const std::string& name = o.name;
+  std::error_code ec;
+  auto size = fs::file_size(file, ec);
+  if (ec) {
+    o.skipped = name + ": cannot read: " + ec.message();
+    o.permission = ec == std::errc::permission_denied;
+    return o;
+  }
+  if (size > options.max_file_bytes) {
+    o.skipped = fmt::format("{}: skipped, {} MiB is over the {} MiB limit", name, size >> 20,
+                            options.max_file_bytes >> 20);
+    return o;
+  }
+  errno = 0;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    const int err = errno;
+    o.skipped = name + ": cannot open" +
+                (err ? ": " + std::error_code(err, std::generic_category()).message() : "");
+    o.permission = err == EACCES || err == EPERM;
+    return o;
+  }
+  // A large profiler trace is parsed in chunks from the file: its text is never held whole.
+  if (size > kStreamTraceBytes && options.step_regex.empty() &&
+      sniff_kineto_trace(head_of(file, 256u << 10)) >= 90) {
+    ImportedFile record{name, "pytorch-profiler-trace", {}};
+    Status st = parse_kineto_trace_file(name, options.max_file_bytes, o.facts);
+    if (!st.is_ok()) record.notes.push_back(st.message());
+    for (auto& r : o.facts.job_ranks) {
+      r.origin = name;
+      if (!r.rank) r.rank = rank_from_file_name(name);
+    }
+    for (const auto& note : record.notes) o.notes.push_back(name + ": " + note);
+    o.facts.imported.push_back(std::move(record));
+    return o;
+  }
+  std::string text(static_cast<std::size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  // A gzip-compressed output (a profiler trace's .json.gz) is read as what it holds, under the
+  // same size limit.
+  if (looks_gzipped(text)) {
+    auto inflated = gunzip(text, options.max_file_bytes);
+    if (!inflated.is_ok()) {
+      o.skipped = name + ": " + inflated.status().message();
+      return o;
+    }
+    text = std::move(inflated).value();
+  }
+  // One file may hold the outputs of several machines too ("node A:" … "node B:").
+  if (const MachineSplit in_file = machines_in_paste(text, name, options);
+      in_file.machines.size() > 1) {
+    o.refused = several_machines_in_paste_message(in_file, name);
+    return o;
+  }
+  o.facts = import_text(text, name, options);
+  // import_text already prefixed its notes with the origin.
+  o.notes = std::move(o.facts.notes);
+  o.facts.notes.clear();
+  return o;
+}
+
+}  // namespace
+
 Result<Facts> import_path(const std::string& path, const ImportOptions& options) {
   std::error_code ec;
   // The path itself is followed if it is a link; links inside a directory are not.
@@ -652,53 +750,29 @@ Result<Facts> import_path(const std::string& path, const ImportOptions& options)
     all.notes.push_back(std::move(why));
   };
   std::vector<std::pair<std::string, MachineIdentity>> identities;  // which machine each file names
-  for (const auto& file : files) {
-    const std::string name = file.string();
-    auto size = fs::file_size(file, ec);
-    if (ec) {
-      skip(name + ": cannot read: " + ec.message(), ec == std::errc::permission_denied);
-      continue;
-    }
-    if (size > options.max_file_bytes) {
-      skip(fmt::format("{}: skipped, {} MiB is over the {} MiB limit", name, size >> 20,
-                       options.max_file_bytes >> 20),
-           false);
-      continue;
-    }
-    errno = 0;
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-      const int err = errno;
-      skip(name + ": cannot open" +
-               (err ? ": " + std::error_code(err, std::generic_category()).message() : ""),
-           err == EACCES || err == EPERM);
-      continue;
-    }
-    std::string text(static_cast<std::size_t>(size), '\0');
-    in.read(text.data(), static_cast<std::streamsize>(size));
-    text.resize(static_cast<std::size_t>(in.gcount()));
-    // A gzip-compressed output (a profiler trace's .json.gz) is read as what it holds, under the
-    // same size limit.
-    if (looks_gzipped(text)) {
-      auto inflated = gunzip(text, options.max_file_bytes);
-      if (!inflated.is_ok()) {
-        skip(name + ": " + inflated.status().message(), false);
+  // Files are read and imported on a few threads at once (each importer is a pure function of
+  // its text), in batches, and merged in name order: the report is the same as one at a time.
+  const std::size_t threads =
+      std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, kMaxImportThreads);
+  for (std::size_t first = 0; first < files.size(); first += threads) {
+    const std::size_t n = std::min(threads, files.size() - first);
+    std::vector<FileOutcome> outcomes(n);
+    std::vector<std::thread> workers;
+    for (std::size_t k = 1; k < n; ++k)
+      workers.emplace_back([&, k] { outcomes[k] = read_one(files[first + k], options); });
+    outcomes[0] = read_one(files[first], options);
+    for (auto& w : workers) w.join();
+    for (auto& o : outcomes) {
+      if (!o.skipped.empty()) {
+        skip(std::move(o.skipped), o.permission);
         continue;
       }
-      text = std::move(inflated).value();
+      if (!o.refused.empty()) return Status::invalid_input(o.refused);
+      ++readable;
+      identities.emplace_back(o.name, identity_of(o.facts));
+      merge_facts(all, std::move(o.facts), o.name);
+      all.notes.insert(all.notes.end(), o.notes.begin(), o.notes.end());
     }
-    ++readable;
-    // One file may hold the outputs of several machines too ("node A:" … "node B:").
-    if (const MachineSplit in_file = machines_in_paste(text, name, options);
-        in_file.machines.size() > 1)
-      return Status::invalid_input(several_machines_in_paste_message(in_file, name));
-    Facts one = import_text(text, name, options);
-    // import_text already prefixed its notes with the origin.
-    auto notes = std::move(one.notes);
-    one.notes.clear();
-    identities.emplace_back(name, identity_of(one));
-    merge_facts(all, std::move(one), name);
-    all.notes.insert(all.notes.end(), notes.begin(), notes.end());
   }
   if (readable == 0) {
     // Say why, in the words of the first few failures: "over the limit" is not "unreadable".
