@@ -78,12 +78,13 @@ std::string render_diagnosis_text(const Facts& facts, const Diagnosis& diagnosis
 // findings of diagnose), the culprit first.
 struct CulpritReport {
   HangAnalysis analysis;
-  std::vector<Finding> findings;      // collective-hang-* and the Xids of the culprits' GPUs
+  std::vector<Finding> findings;      // collective-hang-*, job-*, the Xids of the culprits' GPUs
   std::vector<std::string> inputs;    // "rank3.log: nccl-debug-log", one per input read
   std::vector<std::string> problems;  // inputs that could not be used (Facts::input_problems)
   std::vector<std::string> notes;
   Severity worst = Severity::kOk;
   int exit_code = 0;  // 0 no hang, 1 warning, 2 a hang, 3 unusable input
+  std::size_t job_ranks = 0;  // ranks of the job's traces, Inspector output or step logs
 };
 // The text: the culprit ranks with who they are and why, the signature, the ranks' table per
 // process group, the findings with meaning and decision, then notes.

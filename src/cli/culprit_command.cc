@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,9 +63,8 @@ Outcome run_culprit(const CulpritArgs& args) {
       std::cerr << "gpuvet: " << st.message() << "\n";
       return {kExitUnusable, false};
     }
-  Result<Facts> imported = paths.size() == 1 && paths.front() == "-"
-                               ? import_from("-", options)
-                               : import_paths(paths, options);
+  Result<Facts> imported = paths.size() == 1 && paths.front() == "-" ? import_from("-", options)
+                                                                     : import_paths(paths, options);
   if (!imported.is_ok()) {
     std::cerr << "gpuvet: " << imported.status().message() << "\n";
     return {kExitUnusable, false};
@@ -73,6 +73,11 @@ Outcome run_culprit(const CulpritArgs& args) {
 
   CulpritReport report;
   report.analysis = analyse_hang(facts);
+  {
+    std::set<std::pair<std::string, int>> job;
+    for (const auto& r : facts.job_ranks) job.insert({r.source, r.rank.value_or(-1)});
+    report.job_ranks = job.size();
+  }
   for (const auto& f : facts.imported) report.inputs.push_back(f.path + ": " + f.format);
   report.problems = facts.input_problems;
   for (const auto& n : facts.notes)

@@ -92,17 +92,43 @@ std::string render_culprit_text(const CulpritReport& r, const TextOptions& o) {
     for (const auto& h : g.ranks)
       if (h.place != "missing") seen.insert(h.rank);
   const std::size_t ranks = seen.size();
-  out += fmt::format("gpuvet culprit: {} input{} read, {} rank{} seen\n", r.inputs.size(),
-                     r.inputs.size() == 1 ? "" : "s", ranks, ranks == 1 ? "" : "s");
+  out += fmt::format("gpuvet culprit: {} input{} read", r.inputs.size(),
+                     r.inputs.size() == 1 ? "" : "s");
+  if (ranks > 0 || r.job_ranks == 0)
+    out += fmt::format(", {} rank{} seen", ranks, ranks == 1 ? "" : "s");
+  if (r.job_ranks > 0)
+    out += fmt::format(", {} rank{} in the job's traces or step logs", r.job_ranks,
+                       r.job_ranks == 1 ? "" : "s");
+  out += "\n";
+  // A slow job (profiler traces, step logs, NCCL Inspector) rather than a hung one: the rank
+  // the others wait for comes first.
+  const auto straggler = std::find_if(r.findings.begin(), r.findings.end(), [](const Finding& f) {
+    return f.id == "job-straggler-rank";
+  });
+  const bool job = std::any_of(r.findings.begin(), r.findings.end(),
+                               [](const Finding& f) { return f.id.rfind("job-", 0) == 0; });
   if (!a.any_hang()) {
-    if (a.any_collective_state)
+    if (straggler != r.findings.end()) {
+      for (const auto& f : r.findings)
+        if (f.id == "job-straggler-rank")
+          out += "\n" +
+                 wrap("STRAGGLER " + (f.subjects.empty() ? "?" : f.subjects.front()) + ": " +
+                          terminal_safe(f.evidence),
+                      o, 2) +
+                 "\n";
+    } else if (job) {
+      out +=
+          "\nNo straggler: no rank made the others wait in these traces or logs (the figures "
+          "are under Findings).\n";
+    } else if (a.any_collective_state) {
       out +=
           "\nNo hang: no watchdog timeout, no frozen watchdog, no rank behind its peers and no "
           "NCCL RAS error in these inputs.\n";
-    else
+    } else {
       out +=
           "\nNo collective state in these inputs: no PyTorch watchdog line, flight-recorder "
           "dump, NCCL RAS status or NCCL init line was recognised.\n";
+    }
   }
   for (const auto& g : a.groups) {
     if (!g.hang) continue;
