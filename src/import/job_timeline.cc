@@ -16,7 +16,16 @@ enum class Edge : std::uint8_t {
   kStepStart,
 };
 
-enum class What : std::uint8_t { kCompute, kComm, kCopy, kLoader, kSync, kHostCollective, kStep };
+enum class What : std::uint8_t {
+  kCompute,
+  kComm,
+  kCopy,
+  kLoader,
+  kSync,
+  kHostCollective,
+  kLaunch,
+  kStep
+};
 
 struct Boundary {
   double t = 0;
@@ -45,6 +54,8 @@ What what_of(HostWork w) {
       return What::kSync;
     case HostWork::kCollective:
       return What::kHostCollective;
+    case HostWork::kLaunch:
+      return What::kLaunch;
     case HostWork::kStep:
       return What::kStep;
   }
@@ -84,7 +95,7 @@ std::vector<StepSpan> steps_of(const Timeline& t, std::size_t max_steps,
 
 // The sweep's counters: how many spans of each kind are open.
 struct Open {
-  int compute = 0, comm = 0, copy = 0, loader = 0, sync = 0, host_collective = 0;
+  int compute = 0, comm = 0, copy = 0, loader = 0, sync = 0, host_collective = 0, launch = 0;
   int& operator[](What w) {
     switch (w) {
       case What::kCompute:
@@ -99,6 +110,8 @@ struct Open {
         return sync;
       case What::kHostCollective:
         return host_collective;
+      case What::kLaunch:
+        return launch;
       case What::kStep:
         break;
     }
@@ -120,17 +133,19 @@ struct StepSums {
   double gap = 0;
   bool gap_open = false;
   bool gap_after_sync = false;
+  bool gap_launching = false;  // the host launched a kernel during the gap
 
   void close_gap() {
     if (gap_open) {
       if (gap_after_sync)
         sync += gap;
-      else if (gap <= kLaunchGapUs)
+      else if (gap <= kLaunchGapUs || gap_launching)
         launch += gap;
     }
     gap = 0;
     gap_open = false;
     gap_after_sync = false;
+    gap_launching = false;
   }
 };
 
@@ -166,18 +181,21 @@ std::vector<JobStep> split_steps(Timeline& timeline, bool has_gpu, std::size_t m
   });
 
   Open open;
-  std::optional<std::uint32_t> current;  // the step being swept
+  bool in_step = false;        // a step is being swept: steps[current]
+  std::uint32_t current = 0;
   StepSums sums;
   double prev = b.front().t;
   for (const auto& e : b) {
     const double d = e.t - prev;
-    if (current && d > 0) {
+    if (in_step && d > 0) {
       if (open.compute > 0)
         sums.compute += d;
       else if (open.comm > 0)
         sums.exposed += d;
       else if (open.copy > 0)
         sums.copy += d;
+      else if (open.host_collective > 0)  // gloo: the ranks exchange on the host
+        sums.exposed += d;
       else {
         sums.idle += d;
         if (open.loader > 0) {
@@ -193,12 +211,13 @@ std::vector<JobStep> split_steps(Timeline& timeline, bool has_gpu, std::size_t m
     prev = e.t;
     if (e.edge == Edge::kStepStart) {
       current = e.step;
+      in_step = true;
       sums = StepSums{};
       if (open.in_collective()) sums.first_collective = 0;
       continue;
     }
     if (e.edge == Edge::kStepEnd) {
-      if (current && *current == e.step) {
+      if (in_step && current == e.step) {
         sums.close_gap();
         const StepSpan& s = steps[e.step];
         JobStep step;
@@ -220,20 +239,21 @@ std::vector<JobStep> split_steps(Timeline& timeline, bool has_gpu, std::size_t m
         step.syncs = sums.syncs;
         out.push_back(step);
       }
-      current.reset();
+      in_step = false;
       continue;
     }
     const bool was_busy = open.gpu_busy();
     const bool was_in_collective = open.in_collective();
     open[e.what] += e.edge == Edge::kStart ? 1 : -1;
     if (open[e.what] < 0) open[e.what] = 0;  // an end without its start (cut at the window)
-    if (!current) continue;
+    if (!in_step) continue;
     if (e.edge == Edge::kStart) {
       if (e.what == What::kCompute || e.what == What::kComm) ++sums.kernels;
       if (e.what == What::kSync && open.sync == 1) ++sums.syncs;  // nested ones count once
       if (!was_in_collective && open.in_collective() && !sums.first_collective)
-        sums.first_collective = e.t - steps[*current].start;
+        sums.first_collective = e.t - steps[current].start;
       if (!was_busy && open.gpu_busy()) sums.close_gap();
+      if (e.what == What::kLaunch && !open.gpu_busy()) sums.gap_launching = true;
     } else if (e.what == What::kSync && !open.gpu_busy()) {
       sums.gap_after_sync = true;
       sums.gap_open = true;

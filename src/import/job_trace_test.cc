@@ -60,6 +60,24 @@ TEST(JobTimeline, SplitsOneStepIntoExclusiveShares) {
   EXPECT_TRUE(notes.empty());
 }
 
+// A long idle gap during which the host launched the next kernel is the host's dispatch (the
+// GPU waited on it); the same gap with no launch in it has no cause. gloo: the GPU idle while
+// the host is inside the collective is exposed communication.
+TEST(JobTimeline, LongGapsWithALaunchAndHostCollectives) {
+  Timeline t;
+  t.host = {{0, 1000, HostWork::kStep, 1},
+            {380, 390, HostWork::kLaunch, 0},
+            {700, 900, HostWork::kCollective, 0}};
+  t.gpu = {{0, 100, GpuWork::kCompute}, {400, 500, GpuWork::kCompute}};
+  std::vector<std::string> notes;
+  auto steps = split_steps(t, true, 10, notes);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_DOUBLE_EQ(*steps[0].idle_launch_ms, 0.300);    // 100–400: the launch at 380 was late
+  EXPECT_DOUBLE_EQ(*steps[0].comm_exposed_ms, 0.200);   // 700–900 in gloo's collective
+  EXPECT_DOUBLE_EQ(*steps[0].idle_ms, 0.300 + 0.200 + 0.100);  // 100–400, 500–700, 900–1000
+  EXPECT_DOUBLE_EQ(*steps[0].collective_ms, 0.200);
+}
+
 // Spans that cross a step's edge count in each step for their part; the order of the input does
 // not matter; a long gap not after a sync and outside the loader is idle with no cause.
 TEST(JobTimeline, ClipsSpansAtStepEdgesInAnyOrder) {

@@ -417,6 +417,8 @@ class Reader final : public json::json_sax_t {
       case Cat::kRuntime:
         if (is_launch(ev_.name)) {
           launch_us.push_back(static_cast<float>(ev_.dur));
+          if (!keep()) return;
+          host.push_back({start, end, HostWork::kLaunch, 0});
         } else if (is_sync_call(ev_.name)) {
           if (!keep()) return;
           host.push_back({start, end, HostWork::kSync, 0});

@@ -583,8 +583,9 @@ inline constexpr CatalogEntry kCatalog[] = {
      "task 8, symptom 1", kByDiagnoseOnly, A::kFixApplication},
     {"job-launch-bound", "Kernels are too small: the host's launches set the pace", "job",
      kWarning, kClassify, B::kCpu,
-     "gaps between kernels no longer than a launch (50 µs) add up to at least "
-     "job_launch_idle_fraction of the step (median over steps)",
+     "idle gaps between kernels no longer than a launch (50 µs), or during which the host was "
+     "launching the next kernel, add up to at least job_launch_idle_fraction of the step "
+     "(median over steps)",
      "The GPU finishes each kernel before the host has launched the next: many short kernels, "
      "each paying the launch latency. The GPU is idle in small slices that utilisation hides.",
      "Capture the step as a CUDA graph (torch.cuda.graphs, torch.compile mode=\"reduce-overhead\"), "

@@ -21,9 +21,12 @@ namespace {
 
 using Field = std::optional<double> JobStep::*;
 
+// "rank3"; a trace of a job that is not distributed is named by its file.
 std::string rank_subject(const JobRank& r) {
-  return r.rank ? fmt::format("rank{}", *r.rank)
-                : fmt::format("rank? ({})", r.origin.value_or("?"));
+  if (r.rank) return fmt::format("rank{}", *r.rank);
+  std::string_view o = r.origin.value_or("job");
+  if (auto slash = o.find_last_of('/'); slash != std::string_view::npos) o = o.substr(slash + 1);
+  return std::string(o);
 }
 
 std::string pct(double fraction) { return format_number(fraction * 100, fraction < 0.1 ? 1 : 0); }
@@ -427,7 +430,7 @@ void check_job(const Context& c, Emitter& e) {
              ranks, nothing, e);
   share_rule(
       {FindingId("job-launch-bound"), &JobStep::idle_launch_ms, c.t.job_launch_idle_fraction,
-       "the GPU idle in gaps between kernels no longer than a launch"},
+       "the GPU idle waiting for the host to launch its next kernel"},
       ranks,
       [](const JobRank& r) {
         std::vector<double> k;

@@ -91,7 +91,7 @@ const Key kKeys[] = {
     {"job_input_idle_fraction", &Thresholds::job_input_idle_fraction,
      "job-input-starved: the GPU idle while the host is in the data loader, share of the step"},
     {"job_launch_idle_fraction", &Thresholds::job_launch_idle_fraction,
-     "job-launch-bound: gaps between kernels no longer than a launch, share of the step"},
+     "job-launch-bound: the GPU idle waiting for the host to launch its next kernel, share of the step"},
     {"job_sync_idle_fraction", &Thresholds::job_sync_idle_fraction,
      "job-host-sync: the GPU idle after host synchronisations, share of the step"},
     {"job_comm_exposed_fraction", &Thresholds::job_comm_exposed_fraction,
