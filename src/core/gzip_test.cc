@@ -2,7 +2,7 @@
 // with its reason (not gzip, cut short, corrupt, over the limit).
 #include <gtest/gtest.h>
 
-#include <zlib.h>
+#include "gzip_test_util.h"
 
 #include <string>
 
@@ -11,26 +11,13 @@
 namespace gpuvet {
 namespace {
 
-std::string gz(const std::string& plain) {
-  z_stream z{};
-  EXPECT_EQ(deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&z, plain.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(plain.data()));
-  z.avail_in = static_cast<uInt>(plain.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
 
 TEST(Gzip, InflatesOneAndSeveralMembers) {
   const std::string a(300000, 'a'), b = "tail\n";
-  auto one = gunzip(gz(a), 1 << 20);
+  auto one = gunzip(gpuvet::testing::gzip_of(a), 1 << 20);
   ASSERT_TRUE(one.is_ok());
   EXPECT_EQ(one.value(), a);
-  auto two = gunzip(gz(a) + gz(b), 1 << 20);
+  auto two = gunzip(gpuvet::testing::gzip_of(a) + gpuvet::testing::gzip_of(b), 1 << 20);
   ASSERT_TRUE(two.is_ok());
   EXPECT_EQ(two.value(), a + b);
 }
@@ -38,7 +25,7 @@ TEST(Gzip, InflatesOneAndSeveralMembers) {
 TEST(Gzip, RefusesBadInputWithItsReason) {
   EXPECT_FALSE(looks_gzipped("{\"a\": 1}"));
   EXPECT_EQ(gunzip("plain", 100).status().code(), StatusCode::kInvalidInput);
-  const std::string whole = gz(std::string(100000, 'x'));
+  const std::string whole = gpuvet::testing::gzip_of(std::string(100000, 'x'));
   auto cut = gunzip(whole.substr(0, whole.size() / 2), 1 << 20);
   ASSERT_FALSE(cut.is_ok());
   EXPECT_NE(cut.status().message().find("cut short"), std::string::npos);
@@ -47,7 +34,7 @@ TEST(Gzip, RefusesBadInputWithItsReason) {
   corrupt[13] = static_cast<char>(corrupt[13] ^ 0x55);
   EXPECT_FALSE(gunzip(corrupt, 1 << 20).is_ok());
   // A bomb: 64 MiB of zeros compress to about 64 kB; the limit stops it at 1 MiB.
-  auto bomb = gunzip(gz(std::string(64u << 20, '\0')), 1 << 20);
+  auto bomb = gunzip(gpuvet::testing::gzip_of(std::string(64u << 20, '\0')), 1 << 20);
   ASSERT_FALSE(bomb.is_ok());
   EXPECT_NE(bomb.status().message().find("more than 1 MiB"), std::string::npos);
 }

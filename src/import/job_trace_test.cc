@@ -3,7 +3,7 @@
 // traces of tests/fixtures/job are read in tests/job_test.cc).
 #include <gtest/gtest.h>
 
-#include <zlib.h>
+#include "gzip_test_util.h"
 
 #include <unistd.h>
 
@@ -234,23 +234,10 @@ TEST(KinetoTrace, NegativeAndMissingTimesAreLeftOutWithANote) {
   EXPECT_TRUE(one_step);
 }
 
-std::string gzip_of(const std::string& plain) {
-  z_stream z{};
-  EXPECT_EQ(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&z, plain.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(plain.data()));
-  z.avail_in = static_cast<uInt>(plain.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
 
 // A .json.gz piped in is read as the trace it holds.
 TEST(KinetoTrace, GzippedTraceIsReadThroughThePaste) {
-  auto facts = import_paste(gzip_of(kTrace), "stdin");
+  auto facts = import_paste(gpuvet::testing::gzip_of(kTrace), "stdin");
   ASSERT_TRUE(facts.is_ok()) << facts.status().to_string();
   ASSERT_EQ(facts.value().job_ranks.size(), 1u);
   EXPECT_EQ(facts.value().job_ranks[0].rank, 1);
@@ -366,7 +353,7 @@ TEST(KinetoTrace, LargeFilesAreStreamedWithTheSameFigures) {
       std::filesystem::temp_directory_path() / ("gpuvet-stream-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "plain.json", std::ios::binary) << text;
-  std::ofstream(dir / "packed.json.gz", std::ios::binary) << gzip_of(text);
+  std::ofstream(dir / "packed.json.gz", std::ios::binary) << gpuvet::testing::gzip_of(text);
   std::ofstream(dir / "cut.json", std::ios::binary) << text.substr(0, text.size() - 100000);
   for (const char* name : {"plain.json", "packed.json.gz"}) {
     auto f = import_path((dir / name).string());
@@ -390,7 +377,7 @@ TEST(KinetoTrace, LargeFilesAreStreamedWithTheSameFigures) {
 
 TEST(Gzip, PrefixOfACutStream) {
   const std::string text = gpuvet::testing::make_kineto_trace(1u << 20);
-  const std::string packed = gzip_of(text);
+  const std::string packed = gpuvet::testing::gzip_of(text);
   const std::string head = gunzip_prefix(packed.substr(0, 4096), 8192);
   ASSERT_FALSE(head.empty());
   EXPECT_EQ(text.compare(0, head.size(), head), 0);
