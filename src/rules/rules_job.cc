@@ -337,7 +337,7 @@ void drift(const Context& c, const std::vector<const JobRank*>& ranks, Emitter& 
 
 // The figures, and the rank whose collectives are the shortest while its peers' are long: it
 // arrives last, they wait for it inside the collective (its own time excludes the wait).
-void inspector(const Context& c, const Facts& f, Emitter& e) {
+void inspector(const Facts& f, Emitter& e) {
   std::vector<const JobRank*> ranks;
   std::set<std::pair<std::string, int>> seen;
   for (const auto& r : f.job_ranks)
@@ -411,7 +411,6 @@ void inspector(const Context& c, const Facts& f, Emitter& e) {
                     r->host ? fmt::format(" (host {}, pid {})", *r->host, r->pid.value_or(0))
                             : std::string()));
   }
-  (void)c;
 }
 
 }  // namespace
@@ -421,7 +420,7 @@ void check_job(const Context& c, Emitter& e) {
   for (const auto& r : c.facts.job_ranks)
     for (const auto& n : r.notes)
       e.note(fmt::format("{}: {}", r.origin.value_or(rank_subject(r)), n));
-  inspector(c, c.facts, e);
+  inspector(c.facts, e);
   if (ranks.empty()) return;
   breakdown(c, ranks, e);
   auto nothing = [](const JobRank&) { return std::string(); };

@@ -171,5 +171,38 @@ TEST(JobRules, BusyThreadOfAnIdleGpuProcessIsNamed) {
   EXPECT_TRUE(run_group(check_host_threads, f).findings.empty());
 }
 
+// NCCL Inspector (no steps): the rank whose collectives are short while its peers' are long is
+// the one they wait for; equal times name nobody; the figures are the breakdown.
+TEST(JobRules, InspectorStragglerFromTimesPerCall) {
+  auto inspector_rank = [](int r, double us_64m, double us_1m) {
+    JobRank j;
+    j.source = "nccl-inspector";
+    j.rank = r;
+    j.world_size = 4;
+    j.host = "node7";
+    j.pid = 100 + r;
+    j.notes = {"communicator 0x7f3a"};
+    j.collectives = {{"AllReduce", 64u << 20, 500, us_64m, 150.0, {}, {}},
+                     {"AllReduce", 1u << 20, 200, us_1m, 20.0, {}, {}}};
+    return j;
+  };
+  Facts f;
+  f.job_ranks = {inspector_rank(0, 4100, 900), inspector_rank(1, 4000, 880),
+                 inspector_rank(2, 900, 150), inspector_rank(3, 4200, 910)};
+  auto out = run_group(check_job, f);
+  auto s = with_id(out, "job-straggler-rank");
+  ASSERT_EQ(s.size(), 1u) << dump(out);
+  EXPECT_EQ(s[0].subjects, std::vector<std::string>{"rank2"});
+  EXPECT_TRUE(has(s[0].evidence, "shortest in 2 of 2 kinds")) << s[0].evidence;
+  EXPECT_TRUE(has(s[0].evidence, "host node7, pid 102")) << s[0].evidence;
+  auto b = with_id(out, "job-breakdown");
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_TRUE(has(b[0].evidence, "AllReduce 65536 KiB ×2000")) << b[0].evidence;
+
+  f.job_ranks = {inspector_rank(0, 4100, 900), inspector_rank(1, 4000, 880),
+                 inspector_rank(2, 3900, 870), inspector_rank(3, 4200, 910)};
+  EXPECT_TRUE(with_id(run_group(check_job, f), "job-straggler-rank").empty());
+}
+
 }  // namespace
 }  // namespace gpuvet::rules
