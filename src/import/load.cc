@@ -618,8 +618,8 @@ namespace {
 
 // At most this many files are read at once (each holds its text in memory while it is parsed).
 constexpr std::size_t kMaxImportThreads = 4;
-// A profiler trace larger than this is parsed from the file in chunks (parse_kineto_trace_file)
-// rather than read whole.
+// A profiler trace larger than this, or compressed, is parsed from the file in chunks
+// (parse_kineto_trace_file) rather than read whole.
 constexpr std::size_t kStreamTraceBytes = std::size_t{8} << 20;
 
 // One file read and imported: its facts and notes, or why it was skipped, or why the whole
@@ -632,6 +632,13 @@ struct FileOutcome {
   bool permission = false;
   std::string refused;  // non-empty: the input is refused, and why
 };
+
+bool file_is_gzip(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  char magic[2] = {};
+  in.read(magic, 2);
+  return in.gcount() == 2 && looks_gzipped(std::string_view(magic, 2));
+}
 
 // The first bytes of a file as text (inflated when gzip), for sniffing before reading it all.
 std::string head_of(const fs::path& file, std::size_t bytes) {
@@ -668,8 +675,9 @@ FileOutcome read_one(const fs::path& file, const ImportOptions& options) {
     o.permission = err == EACCES || err == EPERM;
     return o;
   }
-  // A large profiler trace is parsed in chunks from the file: its text is never held whole.
-  if (size > kStreamTraceBytes && options.step_regex.empty() &&
+  // A large or compressed profiler trace is parsed in chunks from the file: its text is never
+  // held whole (a 12 MB .json.gz may hold 120 MB).
+  if (options.step_regex.empty() && (size > kStreamTraceBytes || file_is_gzip(file)) &&
       sniff_kineto_trace(head_of(file, 256u << 10)) >= 90) {
     ImportedFile record{name, "pytorch-profiler-trace", {}};
     Status st = parse_kineto_trace_file(name, options.max_file_bytes, o.facts);
