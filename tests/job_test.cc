@@ -127,6 +127,18 @@ TEST(JobCli, CulpritNamesTheSlowGlooRankNotTheOneThatWaits) {
   EXPECT_EQ(r.code, 1) << r.err;
 }
 
+TEST(JobCli, FactsListsTheJobsRanks) {
+  require_device_traces();
+  std::vector<std::string> argv = {GPUVET_BINARY, "facts", "--from",
+                                   kDevice + "ddp_gloo_rank1.json.gz"};
+  auto r = make_process_runner()->run(argv, std::chrono::seconds(60));
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_NE(r.value().out.find("\nJob\n  rank 1 of 2 (pytorch-trace, gloo, NVIDIA H100 80GB HBM3, "
+                               "CUDA device 0): 5 steps, p50 "),
+            std::string::npos)
+      << r.value().out;
+}
+
 // Eight generated ranks (tests/job_trace_gen.h), rank 5 computing longer before each all-reduce.
 TEST(JobCli, EightRanksOneSlow) {
   Scratch s;

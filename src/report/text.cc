@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/stats.h"
 #include "core/util.h"
 #include "gpuvet/report.h"
 #include "hw/facts_query.h"
@@ -93,6 +94,50 @@ std::string p2p_lines(const std::vector<GpuPair>& pairs) {
     out += "\n";
   }
   return out;
+}
+
+}  // namespace
+
+namespace {
+
+// The job's ranks, one line each (at most 64, then a count): who, steps, step time and the split.
+void render_job_ranks(report::TerminalText& o, const std::vector<JobRank>& ranks, bool color) {
+  o << "\n" << (color ? kBold : kNoStyle) << "Job" << (color ? kReset : kNoStyle) << "\n";
+  std::size_t shown = 0;
+  for (const auto& r : ranks) {
+    if (++shown > 64) {
+      o << fmt::format("  … {} more\n", ranks.size() - 64);
+      break;
+    }
+    std::string who = r.rank ? fmt::format("rank {}", *r.rank) : r.origin.value_or("job");
+    if (r.world_size) who += fmt::format(" of {}", *r.world_size);
+    std::vector<std::string> parts = {r.source};
+    if (r.backend) parts.push_back(*r.backend);
+    if (r.gpu_name) parts.push_back(*r.gpu_name);
+    if (r.cuda_device) parts.push_back(fmt::format("CUDA device {}", *r.cuda_device));
+    if (r.host) parts.push_back(*r.host);
+    o << fmt::format("  {} ({})", who, fmt::join(parts, ", "));
+    std::vector<double> walls, compute, exposed, copy, idle;
+    for (const auto& st : r.steps) {
+      if (st.wall_ms <= 0) continue;
+      walls.push_back(st.wall_ms);
+      if (st.compute_ms) compute.push_back(*st.compute_ms / st.wall_ms);
+      if (st.comm_exposed_ms) exposed.push_back(*st.comm_exposed_ms / st.wall_ms);
+      if (st.copy_ms) copy.push_back(*st.copy_ms / st.wall_ms);
+      if (st.idle_ms) idle.push_back(*st.idle_ms / st.wall_ms);
+    }
+    if (auto p50 = median(walls)) {
+      o << fmt::format(": {} steps, p50 {:.2f} ms", r.steps.size(), *p50);
+      if (!compute.empty())
+        o << fmt::format(
+            "; compute {:.0f} %, exposed comm {:.0f} %, copies {:.0f} %, idle {:.0f} %",
+            100 * *median(compute), 100 * median(exposed).value_or(0),
+            100 * median(copy).value_or(0), 100 * median(idle).value_or(0));
+    }
+    if (!r.collectives.empty())
+      o << fmt::format("; {} kind(s) of collective", r.collectives.size());
+    o << "\n";
+  }
 }
 
 }  // namespace
@@ -293,6 +338,8 @@ std::string render_facts_text(const Facts& facts, const TextOptions& options) {
                         : fmt::format("{}", fmt::join(parts, ", ")))
       << "\n";
   }
+
+  if (!facts.job_ranks.empty()) render_job_ranks(o, facts.job_ranks, options.color);
 
   if (options.verbose && !facts.sources.empty()) {
     o << "\nSources\n";
