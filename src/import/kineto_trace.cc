@@ -465,8 +465,12 @@ std::vector<JobCollective> collectives_of(const Reader& r) {
     c.op = op;
     c.count = static_cast<std::int64_t>(us.size());
     c.median_us = median_of(us);
-    if (auto it = r.coll_bytes.find(size_op); it != r.coll_bytes.end())
-      if (auto m = median(it->second)) c.size_bytes = static_cast<std::uint64_t>(*m);
+    if (auto it = r.coll_bytes.find(size_op); it != r.coll_bytes.end()) {
+      // A size past uint64 (a garbage element count times the dtype's size) stays unknown:
+      // converting it would be undefined.
+      if (auto m = median(it->second); m && *m < 0x1p64)
+        c.size_bytes = static_cast<std::uint64_t>(*m);
+    }
     out.push_back(std::move(c));
   };
   for (const auto& [op, us] : r.comm_kernel_us) add(op, us, op);

@@ -55,13 +55,21 @@ std::optional<double> number_after(std::string_view line, std::string_view key) 
   return parse_double(line.substr(b, e - b));
 }
 
+// A step number read as a double (the digits of a log line, a --step-regex group), when it fits
+// an int64: a longer one is no step count, and converting it would be undefined.
+std::optional<std::int64_t> step_number(double v) {
+  if (!(v > -9.2e18 && v < 9.2e18)) return std::nullopt;
+  return static_cast<std::int64_t>(v);
+}
+
 // Megatron-LM: " iteration      100/  500000 | … | elapsed time per iteration (ms): 1523.4 |".
 std::optional<StepLine> megatron_line(std::string_view line) {
   auto ms = number_after(line, "elapsed time per iteration (ms):");
-  auto it = number_after(line, "iteration");
-  if (!ms || !it) return std::nullopt;
+  const auto it = number_after(line, "iteration");
+  const auto number = it ? step_number(*it) : std::nullopt;
+  if (!ms || !number) return std::nullopt;
   StepLine s;
-  s.number = static_cast<std::int64_t>(*it);
+  s.number = number;
   s.ms = ms;
   s.rank = prefix_rank(line);
   return s;
@@ -72,11 +80,12 @@ std::optional<StepLine> nanogpt_line(std::string_view line) {
   auto p = text_scan::find(line, "iter ");
   if (p == text_scan::npos || !contains(line, ": loss ") || !contains(line, "ms"))
     return std::nullopt;
-  auto it = number_after(line, "iter ");
+  const auto it = number_after(line, "iter ");
+  const auto number = it ? step_number(*it) : std::nullopt;
   auto ms = number_after(line, ", time ");
-  if (!it || !ms) return std::nullopt;
+  if (!number || !ms) return std::nullopt;
   StepLine s;
-  s.number = static_cast<std::int64_t>(*it);
+  s.number = number;
   s.ms = ms;
   s.rank = prefix_rank(line);
   return s;
@@ -207,7 +216,7 @@ std::size_t parse_step_log_with(std::string_view text, const std::string& patter
     s.items_per_s = num(g_tput);
     if (!s.ms && !s.items_per_s) return;
     if (s.ms && (*s.ms < 0 || *s.ms > 1e9)) return;
-    if (auto n = num(g_step)) s.number = static_cast<std::int64_t>(*n);
+    if (auto n = num(g_step)) s.number = step_number(*n);
     if (auto r = num(g_rank); r && *r >= 0 && *r < (1 << 30)) s.rank = static_cast<int>(*r);
     if (!s.rank) s.rank = prefix_rank(line);
     ++matched;
