@@ -515,6 +515,18 @@ namespace gpuvet {
 
 using namespace import;  // the helpers above
 
+// A rank's records say which input they came from; a flight-recorder dump, a trace or a per-rank
+// log without prefixes is named after its rank ("nccl_trace_rank_3", "rank3.log").
+namespace {
+template <class Rank>
+void name_ranks(std::vector<Rank>& ranks, const std::string& where, std::string_view file) {
+  for (auto& r : ranks) {
+    if (!r.origin) r.origin = where;
+    if (!r.rank) r.rank = rank_from_file_name(file);
+  }
+}
+}  // namespace
+
 Facts import_text(std::string_view text, const std::string& origin, const ImportOptions& options) {
   Facts out;
   const auto parts = split_session(text);
@@ -551,10 +563,7 @@ Facts import_text(std::string_view text, const std::string& origin, const Import
     if (!options.step_regex.empty()) {
       Facts steps;
       if (const std::size_t matched = parse_step_log_with(part.text, options.step_regex, steps)) {
-        for (auto& r : steps.job_ranks) {
-          r.origin = where;
-          if (!r.rank) r.rank = rank_from_file_name(origin);
-        }
+        name_ranks(steps.job_ranks, where, origin);
         record.notes.push_back(fmt::format("--step-regex matched {} line(s)", matched));
         if (!best || best_score < options.min_confidence) record.format = "step-log (--step-regex)";
         merge_facts(out, std::move(steps), where);
@@ -580,16 +589,8 @@ Facts import_text(std::string_view text, const std::string& origin, const Import
       record.notes.push_back(st.to_string());
     one.notes.clear();
     for (const auto& note : record.notes) out.notes.push_back(where + ": " + note);
-    // A rank's records say which input they came from; a flight-recorder dump (or a per-rank
-    // log without prefixes) is named after its rank ("nccl_trace_rank_3", "rank3.log").
-    for (auto& r : one.collective_ranks) {
-      if (!r.origin) r.origin = where;
-      if (!r.rank) r.rank = rank_from_file_name(origin);
-    }
-    for (auto& r : one.job_ranks) {
-      if (!r.origin) r.origin = where;
-      if (!r.rank) r.rank = rank_from_file_name(origin);
-    }
+    name_ranks(one.collective_ranks, where, origin);
+    name_ranks(one.job_ranks, where, origin);
     for (auto& m : one.measurements)
       if (!m.origin) m.origin = origin;
     out.imported.push_back(std::move(record));
@@ -633,23 +634,6 @@ struct FileOutcome {
   std::string refused;  // non-empty: the input is refused, and why
 };
 
-bool file_is_gzip(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  char magic[2] = {};
-  in.read(magic, 2);
-  return in.gcount() == 2 && looks_gzipped(std::string_view(magic, 2));
-}
-
-// The first bytes of a file as text (inflated when gzip), for sniffing before reading it all.
-std::string head_of(const fs::path& file, std::size_t bytes) {
-  std::ifstream in(file, std::ios::binary);
-  std::string head(bytes, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(bytes));
-  head.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
-  // Of a gzip file, the start of what it holds (the read above cut the stream: expected).
-  return looks_gzipped(head) ? gunzip_prefix(head, bytes) : head;
-}
-
 FileOutcome read_one(const fs::path& file, const ImportOptions& options) {
   FileOutcome o;
   o.name = file.string();
@@ -676,19 +660,26 @@ FileOutcome read_one(const fs::path& file, const ImportOptions& options) {
     return o;
   }
   // A large or compressed profiler trace is parsed in chunks from the file: its text is never
-  // held whole (a 12 MB .json.gz may hold 120 MB).
-  if (options.step_regex.empty() && (size > kStreamTraceBytes || file_is_gzip(file)) &&
-      sniff_kineto_trace(head_of(file, 256u << 10)) >= 90) {
-    ImportedFile record{name, "pytorch-profiler-trace", {}};
-    Status st = parse_kineto_trace_file(name, options.max_file_bytes, o.facts);
-    if (!st.is_ok()) record.notes.push_back(st.message());
-    for (auto& r : o.facts.job_ranks) {
-      r.origin = name;
-      if (!r.rank) r.rank = rank_from_file_name(name);
+  // held whole (a 12 MB .json.gz may hold 120 MB). Its head says which: read once, then the file
+  // is read from its start again.
+  if (options.step_regex.empty()) {
+    constexpr std::size_t kHead = 256u << 10;
+    std::string head(std::min<std::size_t>(size, kHead), '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+    const bool gz = looks_gzipped(head);
+    if ((size > kStreamTraceBytes || gz) &&
+        sniff_kineto_trace(gz ? gunzip_prefix(head, kHead) : head) >= 90) {
+      ImportedFile record{name, "pytorch-profiler-trace", {}};
+      Status st = parse_kineto_trace_file(name, options.max_file_bytes, o.facts);
+      if (!st.is_ok()) record.notes.push_back(st.message());
+      name_ranks(o.facts.job_ranks, name, name);
+      for (const auto& note : record.notes) o.notes.push_back(name + ": " + note);
+      o.facts.imported.push_back(std::move(record));
+      return o;
     }
-    for (const auto& note : record.notes) o.notes.push_back(name + ": " + note);
-    o.facts.imported.push_back(std::move(record));
-    return o;
+    in.clear();
+    in.seekg(0);
   }
   std::string text(static_cast<std::size_t>(size), '\0');
   in.read(text.data(), static_cast<std::streamsize>(size));
