@@ -62,10 +62,12 @@ std::optional<double> median_share(const JobRank& r, Field field) {
   return median(std::move(v));
 }
 
-std::optional<double> median_of(const JobRank& r, Field field) {
+// The median over a rank's steps of one figure (a time, a count); empty when no step has it.
+template <class T>
+std::optional<double> median_of(const JobRank& r, std::optional<T> JobStep::*field) {
   std::vector<double> v;
   for (const auto& s : r.steps)
-    if (s.*field) v.push_back(*(s.*field));
+    if (s.*field) v.push_back(static_cast<double>(*(s.*field)));
   return median(std::move(v));
 }
 
@@ -432,10 +434,8 @@ void check_job(const Context& c, Emitter& e) {
        "the GPU idle waiting for the host to launch its next kernel"},
       ranks,
       [](const JobRank& r) {
-        std::vector<double> k;
-        for (const auto& st : r.steps)
-          if (st.kernels) k.push_back(*st.kernels);
-        std::string s = fmt::format("{} kernels per step", format_number(median(k).value_or(0), 0));
+        std::string s = fmt::format("{} kernels per step",
+                                    format_number(median_of(r, &JobStep::kernels).value_or(0), 0));
         if (r.median_kernel_us)
           s += fmt::format(", median kernel {} µs", format_number(*r.median_kernel_us, 1));
         if (r.launch_call_us)
@@ -448,11 +448,8 @@ void check_job(const Context& c, Emitter& e) {
        "the GPU idle after the host synchronised with it"},
       ranks,
       [](const JobRank& r) {
-        std::vector<double> n;
-        for (const auto& st : r.steps)
-          if (st.syncs) n.push_back(*st.syncs);
-        std::string s =
-            fmt::format("{} synchronisations per step", format_number(median(n).value_or(0), 0));
+        std::string s = fmt::format("{} synchronisations per step",
+                                    format_number(median_of(r, &JobStep::syncs).value_or(0), 0));
         if (r.pageable_copies)
           s += fmt::format("; {} copies from or to pageable memory ({} ms, synchronous)",
                            *r.pageable_copies, format_number(r.pageable_copy_ms.value_or(0), 2));
@@ -466,10 +463,11 @@ void check_job(const Context& c, Emitter& e) {
       [](const JobRank& r) {
         std::vector<std::string> parts;
         for (const auto& col : r.collectives) {
-          std::string p = fmt::format("{} {}×", col.op, col.count);
-          if (!r.steps.empty())
-            p = fmt::format("{} {} per step", col.op,
-                            per_step(static_cast<double>(col.count), r.steps.size()));
+          std::string p =
+              r.steps.empty()
+                  ? fmt::format("{} {}×", col.op, col.count)
+                  : fmt::format("{} {} per step", col.op,
+                                per_step(static_cast<double>(col.count), r.steps.size()));
           if (col.size_bytes)
             p += fmt::format(" of {} KiB", format_number(*col.size_bytes / 1024.0, 0));
           if (col.median_us) p += fmt::format(", {} µs each", format_number(*col.median_us, 0));
