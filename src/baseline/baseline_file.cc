@@ -23,7 +23,7 @@ namespace {
 constexpr std::size_t kMaxBaselineBytes = std::size_t{1} << 20;
 constexpr const char* kSchema = "gpuvet.baseline/1";
 
-std::string quoted(std::string_view s) {
+std::string toml_quoted(std::string_view s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     if (c == '"' || c == '\\') {
@@ -69,15 +69,15 @@ std::string baseline_toml(const NodePrint& print, const std::vector<Floor>& floo
       "# `gpuvet gate --baseline THIS_FILE` compares a node with it. Edit freely: delete a line\n"
       "# to stop checking that value; unknown keys are refused, so a typo cannot switch a check\n"
       "# off. Reference: docs/baseline.md.\n";
-  line(out, "schema", quoted(kSchema));
+  line(out, "schema", toml_quoted(kSchema));
   const std::string name =
       fmt::format("{} x {}", print.gpu_count, print.gpu_model.value_or("unknown GPU"));
-  line(out, "name", quoted(name), "a name for the server model");
+  line(out, "name", toml_quoted(name), "a name for the server model");
   out += "\n[node]\n";
   line(out, "gpu_count", fmt::format("{}", print.gpu_count), "GPUs NVML lists");
-  if (print.gpu_model) line(out, "gpu_model", quoted(*print.gpu_model), "NVML device name");
+  if (print.gpu_model) line(out, "gpu_model", toml_quoted(*print.gpu_model), "NVML device name");
   if (print.driver_version)
-    line(out, "driver", quoted(*print.driver_version), "NVIDIA kernel driver");
+    line(out, "driver", toml_quoted(*print.driver_version), "NVIDIA kernel driver");
 
   for (const auto& g : print.gpus) {
     out += fmt::format("\n[[gpu]]{}\n", &g == &print.gpus.front()
@@ -85,7 +85,7 @@ std::string baseline_toml(const NodePrint& print, const std::vector<Floor>& floo
                                               "by NVML index"
                                             : "");
     line(out, "index", fmt::format("{}", g.index));
-    if (g.pci_bus_id) line(out, "pci_bus_id", quoted(*g.pci_bus_id), "the slot");
+    if (g.pci_bus_id) line(out, "pci_bus_id", toml_quoted(*g.pci_bus_id), "the slot");
     if (g.pcie_gen_max)
       line(out, "pcie_gen_max", fmt::format("{}", *g.pcie_gen_max),
            "max PCIe generation of GPU and slot (NVML)");
@@ -95,8 +95,8 @@ std::string baseline_toml(const NodePrint& print, const std::vector<Floor>& floo
     if (g.numa_node) line(out, "numa_node", fmt::format("{}", *g.numa_node), "sysfs numa_node");
     if (g.nvlinks_up)
       line(out, "nvlinks_up", fmt::format("{}", *g.nvlinks_up), "active NVLink links (NVML)");
-    if (g.fabric) line(out, "fabric", quoted(*g.fabric), "NVSwitch fabric state (NVML)");
-    if (g.vbios) line(out, "vbios", quoted(*g.vbios), "VBIOS version");
+    if (g.fabric) line(out, "fabric", toml_quoted(*g.fabric), "NVSwitch fabric state (NVML)");
+    if (g.vbios) line(out, "vbios", toml_quoted(*g.vbios), "VBIOS version");
     if (g.ecc_enabled) line(out, "ecc", *g.ecc_enabled ? "true" : "false", "ECC mode");
     if (g.power_limit_w)
       line(out, "power_limit_w", number(*g.power_limit_w), "power limit in force (NVML)");
@@ -105,26 +105,26 @@ std::string baseline_toml(const NodePrint& print, const std::vector<Floor>& floo
   if (!print.pairs.empty()) {
     out += "\n[paths]  # nvidia-smi topo -m: NV# (bonded NVLinks), PIX, PXB, PHB, NODE, SYS\n";
     for (const auto& p : print.pairs)
-      if (p.path != "?") line(out, quoted(pair_label(p.a, p.b)), quoted(p.path));
+      if (p.path != "?") line(out, toml_quoted(pair_label(p.a, p.b)), toml_quoted(p.path));
     out += "\n[p2p]  # read P2P status (nvidia-smi topo -p2p r): OK, NS, CNS, GNS, TNS, DR\n";
     for (const auto& p : print.pairs)
-      if (p.p2p && *p.p2p != "U") line(out, quoted(pair_label(p.a, p.b)), quoted(*p.p2p));
+      if (p.p2p && *p.p2p != "U") line(out, toml_quoted(pair_label(p.a, p.b)), toml_quoted(*p.p2p));
   }
 
   out += "\n[compare]  # how configuration values compare: \"equal\" or \"at_least\"\n";
-  line(out, "driver", quoted(compare_name(Expect::kEqual)));
-  line(out, "vbios", quoted(compare_name(Expect::kEqual)));
-  line(out, "power_limit_w", quoted(compare_name(Expect::kEqual)));
+  line(out, "driver", toml_quoted(compare_name(Expect::kEqual)));
+  line(out, "vbios", toml_quoted(compare_name(Expect::kEqual)));
+  line(out, "power_limit_w", toml_quoted(compare_name(Expect::kEqual)));
 
   if (!floors.empty())
     out += "\n# Bandwidth floors (GB/s), checked by `gpuvet gate --profile full`.\n";
   for (const auto& f : floors) {
     out += "[[floor]]\n";
-    line(out, "key", quoted(f.value.key), "h2d, d2h, peer or allreduce_busbw");
-    line(out, "subject", quoted(f.value.subject));
+    line(out, "key", toml_quoted(f.value.key), "h2d, d2h, peer or allreduce_busbw");
+    line(out, "subject", toml_quoted(f.value.subject));
     if (f.value.size_bytes) line(out, "size_bytes", fmt::format("{}", *f.value.size_bytes));
     line(out, "gbps", number(f.value.gbps));
-    line(out, "source", quoted(f.source));
+    line(out, "source", toml_quoted(f.source));
   }
   out += "\n# Written last: gate refuses a baseline without it (a file cut short).\n[end]\n";
   return out;

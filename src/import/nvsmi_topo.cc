@@ -68,7 +68,7 @@ void split_tabs(std::string_view line, std::vector<std::string_view>& out, std::
 }
 
 // Input text safe to put in a note: clipped, control bytes replaced.
-std::string quoted(std::string_view s) {
+std::string shown_quoted(std::string_view s) {
   std::string out;
   for (char c : s.substr(0, kMaxQuoted)) {
     const auto u = static_cast<unsigned char>(c);
@@ -303,8 +303,8 @@ void apply_trailing(Facts& out, GpuFacts& g, TopoState& st,
         } else if (auto cpus = parse_cpu_list(v)) {
           st.cpu_id_budget -= std::min(st.cpu_id_budget, cpus->size() + 1);
           g.cpu_affinity = *cpus;
-        } else if (st.bad_cpu_affinity.size() < 16 || st.bad_cpu_affinity.count(quoted(v))) {
-          st.bad_cpu_affinity[quoted(v)].insert(g.index);
+        } else if (st.bad_cpu_affinity.size() < 16 || st.bad_cpu_affinity.count(shown_quoted(v))) {
+          st.bad_cpu_affinity[shown_quoted(v)].insert(g.index);
         }
         break;
       case Trail::kNumaAffinity:
@@ -474,7 +474,7 @@ Status import_topo_m(std::string_view text, Facts& out) {
         auto pc = parse_path(matrix[j]);
         if (!pc) {
           if (!matrix[j].empty() && st.unknown_cells.size() < 8)
-            st.unknown_cells.insert(quoted(matrix[j]));
+            st.unknown_cells.insert(shown_quoted(matrix[j]));
           continue;
         }
         const TopoColumn& col = header->columns[j];
@@ -688,7 +688,7 @@ Status import_topo_p2p(std::string_view text, Facts& out) {
     for (std::size_t j = 1; j < w.size() && j - 1 < columns.size(); ++j) {
       auto c = parse_p2p(w[j].text);
       if (!c) {
-        if (unknown_cells.size() < 8) unknown_cells.insert(quoted(w[j].text));
+        if (unknown_cells.size() < 8) unknown_cells.insert(shown_quoted(w[j].text));
         continue;
       }
       const auto& col = columns[j - 1];
