@@ -48,4 +48,24 @@ inline std::string topo_matrix(int n) {
   return s;
 }
 
+// `nvidia-smi topo -m` of n GPUs as NVLink islands of `island` GPUs (NV18 inside) joined only
+// through the CPUs (SYS between islands), the first half on NUMA node 0 and the rest on node 1:
+// every pair of GPUs of different islands is SYS, ~n²/2 of them.
+inline std::string topo_islands(int n, int island = 8) {
+  std::string s = "\t";
+  s.reserve(static_cast<std::size_t>(n) * static_cast<std::size_t>(n) * 5 + 4096);
+  for (int j = 0; j < n; ++j) s += "GPU" + std::to_string(j) + "\t";
+  s += "CPU Affinity\tNUMA Affinity\tGPU NUMA ID\n";
+  for (int i = 0; i < n; ++i) {
+    s += "GPU" + std::to_string(i);
+    for (int j = 0; j < n; ++j)
+      s += i == j ? "\t X " : i / island == j / island ? "\tNV18" : "\tSYS";
+    s += i < n / 2 ? "\t0-63\t0\t\tN/A\n" : "\t64-127\t1\t\tN/A\n";
+  }
+  s += "\nLegend:\n\n  X    = Self\n  SYS  = Connection traversing PCIe as well as the SMP "
+       "interconnect between NUMA nodes (e.g., QPI/UPI)\n  NV#  = Connection traversing a "
+       "bonded set of # NVLinks\n";
+  return s;
+}
+
 }  // namespace gpuvet::testing

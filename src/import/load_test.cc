@@ -253,6 +253,22 @@ TEST(ImportScaleTest, HundredThousandPmonRowsInEachOfTwoInputsKeepEveryProcess) 
   });
 }
 
+// The bounds on garbage are said when a real-looking input passes them, never silent.
+TEST(ImportScaleTest, GpusPastTheBoundOfATopologyAreSaidAndNotTakenForNics) {
+  const Facts f = import_text(testing::topo_matrix(1030), "topo.txt");
+  EXPECT_EQ(f.gpus.size(), 1024u);
+  EXPECT_TRUE(has_note(f, "topo -m: 6 GPU column(s) past GPU1023 not read"));
+  EXPECT_TRUE(std::none_of(f.nic_paths.begin(), f.nic_paths.end(),
+                           [](const NicPath& p) { return p.nic.rfind("GPU", 0) == 0; }));
+}
+
+TEST(ImportScaleTest, PmonRowsPastTheBoundAreSaid) {
+  const Facts f =
+      import_text(testing::pmon_header() + testing::pmon_rows(1000, 100005), "pmon.txt");
+  EXPECT_EQ(f.processes.size(), 100000u);
+  EXPECT_TRUE(has_note(f, "pmon: 5 rows of processes past the first 100000 not read"));
+}
+
 TEST(ImportPathTest, ManyFilesAreCutInNameOrderAndTheCutIsNoted) {
   ScratchDir dir("many");
   for (int i = 0; i < 300; ++i) dir.write("z-junk-" + std::to_string(i) + ".txt", "junk\n");

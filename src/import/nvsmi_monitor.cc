@@ -160,7 +160,7 @@ Status import_pmon(std::string_view text, Facts& out) {
   std::vector<std::string> cols;
   int c_gpu = -1, c_pid = -1, c_cmd = -1, c_fb = -1, c_sm = -1;
   std::map<std::pair<int, int>, std::size_t> seen;  // (gpu, pid) → index in out.processes
-  std::size_t rows = 0, bad_rows = 0, sm_known = 0;
+  std::size_t rows = 0, bad_rows = 0, sm_known = 0, past_bound = 0;
   std::vector<Word> w;
   std::string_view line;
   while (lines.next(line)) {
@@ -204,6 +204,7 @@ Status import_pmon(std::string_view text, Facts& out) {
     if (inserted) {
       if (out.processes.size() >= kMaxProcesses) {
         seen.erase(it);
+        ++past_bound;
         continue;
       }
       ProcessFacts p;
@@ -228,6 +229,9 @@ Status import_pmon(std::string_view text, Facts& out) {
              "pmon: no per-process SM/memory utilisation (all \"-\"): MIG mode, or the "
              "processes were idle while sampled");
   if (bad_rows > 0) add_note(out, "pmon: " + std::to_string(bad_rows) + " unreadable rows ignored");
+  if (past_bound > 0)
+    add_note(out, "pmon: " + std::to_string(past_bound) + " rows of processes past the first " +
+                      std::to_string(kMaxProcesses) + " not read (a bound far above a real node)");
   sort_gpus(out);
   return Status::ok();
 }

@@ -398,7 +398,7 @@ Status import_nvsmi_table(std::string_view text, Facts& out) {
   Section section = Section::kNone;
   bool wddm = false, mig_row = false, gi_ci = false, any = false;
   std::vector<Block> blocks;
-  std::size_t tables = 0, graphics = 0, migs = 0;
+  std::size_t tables = 0, graphics = 0, migs = 0, past_bound = 0;
   std::set<std::pair<int, int>> seen_processes;
 
   text_scan::for_each_line(text, kMaxLine, [&](std::string_view raw) {
@@ -455,8 +455,11 @@ Status import_nvsmi_table(std::string_view text, Facts& out) {
         ++graphics;  // the live probe, like NVML's compute list, leaves graphics-only ones out
         return true;
       }
-      if (out.processes.size() >= kMaxProcesses || !seen_processes.emplace(p->gpu, p->pid).second)
+      if (out.processes.size() >= kMaxProcesses) {
+        past_bound += !seen_processes.count({p->gpu, p->pid});
         return true;
+      }
+      if (!seen_processes.emplace(p->gpu, p->pid).second) return true;
       ProcessFacts pf;
       pf.host_pid = p->pid;
       pf.gpu = p->gpu;
@@ -518,6 +521,10 @@ Status import_nvsmi_table(std::string_view text, Facts& out) {
   if (tables > 1)
     out.notes.push_back(
         fmt::format("nvidia-smi: {} tables (a looped run); the last one read", tables));
+  if (past_bound)
+    out.notes.push_back(fmt::format(
+        "nvidia-smi: {} process row(s) past the first {} not read (a bound far above a real node)",
+        past_bound, kMaxProcesses));
   if (graphics)
     out.notes.push_back(fmt::format(
         "nvidia-smi: {} graphics-only process(es) (type G) not counted as GPU work", graphics));

@@ -1,5 +1,7 @@
 #include "import/nvsmi_topo.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <map>
@@ -92,6 +94,20 @@ std::optional<int> gpu_label(std::string_view w) {
   }
   if (v > kMaxGpuIndex) return std::nullopt;
   return v;
+}
+
+// "GPU1024" and above: a GPU label past the bound, said in a note rather than read as a NIC.
+bool gpu_label_past_bound(std::string_view w) {
+  if (!starts_with(w, "GPU") || w.size() < 4 || w.size() > 10) return false;
+  for (char c : w.substr(3))
+    if (!is_digit(c)) return false;
+  return !gpu_label(w);
+}
+
+std::string past_bound_note(std::string_view what, std::size_t n) {
+  return fmt::format(
+      "{}: {} GPU column(s) past GPU{} not read: gpuvet reads the first {} GPUs of a matrix", what,
+      n, kMaxGpuIndex, kMaxGpuIndex + 1);
 }
 
 // Small bounded decimal (up to 6 digits) of a whole token.
@@ -199,8 +215,9 @@ struct TrailColumn {
 };
 
 struct TopoColumn {
-  std::string name;        // "GPU3", "NIC0", "mlx5_2"
-  std::optional<int> gpu;  // set for GPU columns
+  std::string name;         // "GPU3", "NIC0", "mlx5_2"
+  std::optional<int> gpu;   // set for GPU columns
+  bool past_bound = false;  // a GPU past kMaxGpuIndex: neither read nor taken for a NIC
 };
 
 struct TopoHeader {
@@ -227,7 +244,8 @@ TopoHeader parse_topo_header(std::string_view line, const std::vector<Word>& w) 
       i += 3;
     } else {
       if (h.trailing.empty() && h.columns.size() < kMaxColumns)
-        h.columns.push_back({std::string(w[i].text), gpu_label(w[i].text)});
+        h.columns.push_back(
+            {std::string(w[i].text), gpu_label(w[i].text), gpu_label_past_bound(w[i].text)});
       ++i;
     }
   }
@@ -264,6 +282,7 @@ struct TopoState {
   std::set<std::string> unknown_cells;
   std::size_t gpu_rows = 0;
   std::size_t nic_rows = 0;
+  std::size_t gpus_past_bound = 0;  // in the widest header
 };
 
 int nic_id(TopoState& st, std::string_view name) {
@@ -436,12 +455,16 @@ Status import_topo_m(std::string_view text, Facts& out) {
       header = parse_topo_header(line, w);
       in_legend = false;
       st.rows_in_matrix.clear();
+      std::size_t past = 0;
       for (const auto& c : header->columns) {
         if (c.gpu)
           gpus.at(*c.gpu);
+        else if (c.past_bound)
+          ++past;
         else
           nic_id(st, c.name);
       }
+      st.gpus_past_bound = std::max(st.gpus_past_bound, past);
       continue;
     }
     if (!header || in_legend || w.size() < 2 || w[1].text == "=") continue;
@@ -463,6 +486,7 @@ Status import_topo_m(std::string_view text, Facts& out) {
       }
     }
     const std::string_view label = w[0].text;
+    if (gpu_label_past_bound(label)) continue;  // said with its column
     if (auto gi = gpu_label(label)) {
       if (!st.rows_in_matrix.insert(*gi).second) {
         ++st.duplicate_rows;
@@ -481,7 +505,7 @@ Status import_topo_m(std::string_view text, Facts& out) {
         if (col.gpu) {
           if (*col.gpu != *gi && pc->type != PathType::kSelf)
             record_pair(st, out, *gi, *col.gpu, *pc);
-        } else if (pc->type != PathType::kSelf) {
+        } else if (pc->type != PathType::kSelf && !col.past_bound) {
           st.nic_paths[{nic_id(st, col.name), *gi}] = pc->type;
         }
       }
@@ -530,6 +554,7 @@ Status import_topo_m(std::string_view text, Facts& out) {
                       " repeated GPU rows of one matrix ignored (first kept)");
   if (st.cpu_id_budget == 0)
     add_note(out, "topo -m: CPU Affinity lists too large to expand; the rest left unknown");
+  if (st.gpus_past_bound > 0) add_note(out, past_bound_note("topo -m", st.gpus_past_bound));
   if (!st.unknown_cells.empty()) {
     std::string s;
     for (const auto& c : st.unknown_cells) s += (s.empty() ? "" : ", ") + c;
@@ -662,6 +687,7 @@ Status import_topo_p2p(std::string_view text, Facts& out) {
   std::map<std::pair<int, int>, P2PStatus> dir;  // (row, column) → status
   std::set<std::string> unknown_cells;
   std::size_t rows = 0;
+  std::size_t gpus_past_bound = 0;
   std::string_view line;
   while (lines.next(line)) {
     line = strip_ansi(line, buf);
@@ -671,8 +697,12 @@ Status import_topo_p2p(std::string_view text, Facts& out) {
     if (is_matrix_header(w)) {
       header = true;
       columns.clear();
-      for (const auto& x : w)
+      std::size_t past = 0;
+      for (const auto& x : w) {
         if (columns.size() < kMaxColumns) columns.push_back(gpu_label(x.text));
+        past += gpu_label_past_bound(x.text);
+      }
+      gpus_past_bound = std::max(gpus_past_bound, past);
       for (const auto& c : columns)
         if (c) gpus.at(*c);
       continue;
@@ -729,6 +759,7 @@ Status import_topo_p2p(std::string_view text, Facts& out) {
     }
   }
   for (auto& [k, p] : pairs) out.pairs.push_back(p);
+  if (gpus_past_bound > 0) add_note(out, past_bound_note("topo -p2p", gpus_past_bound));
   if (!unknown_cells.empty()) {
     std::string s;
     for (const auto& c : unknown_cells) s += (s.empty() ? "" : ", ") + c;

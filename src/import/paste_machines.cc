@@ -89,10 +89,26 @@ std::vector<std::size_t> cuts_of(std::string_view part) {
   return cuts;
 }
 
-std::size_t line_number(std::string_view text, const char* at) {
-  const auto n = static_cast<std::size_t>(at - text.data());
-  return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + n, '\n'));
-}
+// Line numbers of offsets met in increasing order: each call counts only the newlines since the
+// previous one, so numbering every piece of a paste costs one pass over it, not one per piece
+// (a 5 MB session cut in thousands of pieces took 41 s when each recounted from the start).
+class LineCounter {
+ public:
+  explicit LineCounter(std::string_view text) : text_(text) {}
+  std::size_t at(const char* p) {
+    const auto n = static_cast<std::size_t>(p - text_.data());
+    if (n < pos_) pos_ = 0, line_ = 1;  // out of order: count again from the start
+    line_ +=
+        static_cast<std::size_t>(std::count(text_.begin() + static_cast<std::ptrdiff_t>(pos_),
+                                            text_.begin() + static_cast<std::ptrdiff_t>(n), '\n'));
+    pos_ = n;
+    return line_;
+  }
+
+ private:
+  std::string_view text_;
+  std::size_t pos_ = 0, line_ = 1;
+};
 
 std::optional<int> attached_gpus(std::string_view text) {
   std::optional<int> found;
@@ -172,9 +188,10 @@ std::vector<Piece> pieces_of(std::string_view text) {
 std::vector<PasteSegment> segments_of(std::string_view text, const std::vector<Piece>& pieces,
                                       const std::string& origin) {
   std::vector<PasteSegment> out;
+  LineCounter lines(text);
   for (const auto& [command, piece] : pieces) {
-    const std::size_t first = line_number(text, piece.data());
-    std::size_t last = line_number(text, piece.data() + piece.size());
+    const std::size_t first = lines.at(piece.data());
+    std::size_t last = lines.at(piece.data() + piece.size());
     if (last > first && piece.back() == '\n') --last;
     out.push_back({fmt::format("{}, lines {}–{}", origin, first, last),
                    (command.empty() ? "" : "$ " + command + "\n") + std::string(piece)});
@@ -218,7 +235,8 @@ Result<Facts> import_paste(std::string_view text, const std::string& origin,
                            const ImportOptions& options) {
   if (looks_gzipped(text)) {  // `zcat` forgotten: a .json.gz piped in as it is
     auto inflated = gunzip(text, options.max_file_bytes);
-    if (!inflated.is_ok()) return Status::invalid_input(origin + ": " + inflated.status().message());
+    if (!inflated.is_ok())
+      return Status::invalid_input(origin + ": " + inflated.status().message());
     const std::string plain = std::move(inflated).value();
     return import_paste(plain, origin, options);
   }

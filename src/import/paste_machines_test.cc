@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <string>
 
 #include "fixture_util.h"
 #include "gpuvet/import.h"
+#include "growth_util.h"
 
 namespace gpuvet::import {
 namespace {
@@ -132,6 +135,33 @@ TEST(PasteMachines, SegmentsAreLabelledByTheirLines) {
   EXPECT_EQ(segments[0].label, "t.txt, lines 1–1");
   EXPECT_EQ(segments[1].label, "t.txt, lines 3–50");  // the table has no final newline
   EXPECT_EQ(segments[1].text.rfind("$ nvidia-smi\n", 0), 0u);
+}
+
+TEST(PasteMachines, LaterSegmentsAreNumberedFromTheStartOfTheWholePaste) {
+  const std::string paste = "$ uptime\n 10:00 up 1 day\n$ nvidia-smi\n" + h100_table() +
+                            "\n$ uptime\n 10:01 up 1 day\n\n$ uptime\nx\n";
+  const auto segments = paste_segments(paste, "t.txt");
+  ASSERT_EQ(segments.size(), 4u);
+  EXPECT_EQ(segments[0].label, "t.txt, lines 2–2");
+  EXPECT_EQ(segments[1].label, "t.txt, lines 4–51");
+  EXPECT_EQ(segments[2].label, "t.txt, lines 53–54");
+  EXPECT_EQ(segments[3].label, "t.txt, lines 56–56");
+}
+
+// A long session (a prompt every two lines: thousands of pieces) is numbered in one pass.
+TEST(PasteMachines, NumberingTheSegmentsOfALongSessionGrowsLinearly) {
+  auto session = [](std::size_t n) {
+    std::string s;
+    for (std::size_t i = 0; i < n; ++i) s += fmt::format("$ cat /proc/uptime\n{}.25 99.5\n", i);
+    return s;
+  };
+  gpuvet::testing::expect_linear_growth(
+      "paste_segments",
+      [&](std::size_t n) {
+        const std::string text = session(n);
+        EXPECT_EQ(paste_segments(text, "p").size(), n);
+      },
+      4000, 8);
 }
 
 }  // namespace

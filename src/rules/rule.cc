@@ -51,6 +51,49 @@ std::string pair_subject(int a, int b) {
   return gpu_subject(a) + "-" + gpu_subject(b);
 }
 
+std::string gpu_set_subject(const std::set<int>& gpus) {
+  std::string out = "GPU";
+  for (auto it = gpus.begin(); it != gpus.end();) {
+    const int first = *it;
+    int last = first;
+    for (++it; it != gpus.end() && *it == last + 1; ++it) last = *it;
+    if (out.size() > 3) out += ',';
+    out += last == first ? fmt::format("{}", first) : fmt::format("{}–{}", first, last);
+  }
+  return out;
+}
+
+std::vector<std::string> PairSet::subjects() const {
+  if (pairs.size() > kListed) return {compact()};
+  std::vector<std::string> out;
+  out.reserve(pairs.size());
+  for (const auto& [a, b] : pairs) out.push_back(pair_subject(a, b));
+  return out;
+}
+
+std::string PairSet::compact() const {
+  std::set<int> first, second, all;
+  for (const auto& [a, b] : pairs) {
+    first.insert(a);
+    second.insert(b);
+  }
+  all = first;
+  all.insert(second.begin(), second.end());
+  const std::size_t n = all.size();
+  // Pairs are distinct (one per GpuPair): a count of |first| × |second| over disjoint sides is
+  // every pair across them, and n(n-1)/2 every pair of the set.
+  if (all.size() == first.size() + second.size() && pairs.size() == first.size() * second.size())
+    return gpu_set_subject(first) + " × " + gpu_set_subject(second);
+  if (pairs.size() == n * (n - 1) / 2)
+    return fmt::format("all {} pairs of {}", pairs.size(), gpu_set_subject(all));
+  return fmt::format("{} pairs among {}", pairs.size(), gpu_set_subject(all));
+}
+
+std::string PairSet::phrase() const {
+  if (pairs.size() == 1) return pair_subject(pairs[0].first, pairs[0].second);
+  return fmt::format("{} pairs ({})", pairs.size(), compact());
+}
+
 std::optional<double> power_fraction(const GpuFacts& g) {
   const auto& p = g.power;
   const std::optional<double> limit = p.enforced_limit_w ? p.enforced_limit_w : p.limit_w;

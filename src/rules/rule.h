@@ -10,6 +10,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,8 +53,27 @@ class Emitter {
 
 // ---- shared reading helpers (rule.cc)
 
-std::string gpu_subject(int index);      // "GPU3"
-std::string pair_subject(int a, int b);  // "GPU0-GPU1" (smaller index first)
+std::string gpu_subject(int index);                      // "GPU3"
+std::string pair_subject(int a, int b);                  // "GPU0-GPU1" (smaller index first)
+std::string gpu_set_subject(const std::set<int>& gpus);  // {0,1,2,3,8} → "GPU0–3,8"
+
+// The GPU pairs one cause applies to, for one finding however many there are (a 1024-GPU node
+// has half a million SYS pairs; a finding per pair made diagnose quadratic and its JSON
+// gigabytes). Each pair is given with its sides when the cause has them: `a` from the first
+// side (say NUMA node 0), `b` from the second.
+struct PairSet {
+  std::vector<std::pair<int, int>> pairs;
+
+  // Each pair's own subject ("GPU0-GPU4") up to kListed pairs, so that acknowledgements and
+  // baselines keep naming pairs on ordinary nodes; past that one compact subject (compact()).
+  static constexpr std::size_t kListed = 64;
+  std::vector<std::string> subjects() const;
+  // "GPU0–3 × GPU4–7" (every pair across two sets), "all 28 pairs of GPU0–7", or "N pairs
+  // among GPU0–1023".
+  std::string compact() const;
+  // For evidence: the one pair's subject, or "N pairs (compact())".
+  std::string phrase() const;
+};
 // Lookups shared with bench and scale (hw/facts_query.h), named here as the rules use them.
 using hw::find_gpu;
 using hw::find_gpu_by_bus;

@@ -157,33 +157,61 @@ void check_pcie(const Context& c, Emitter& e) {
 
 // ---------------------------------------------------------------- pairs
 
+// One finding per pair of NUMA nodes (and one for SYS inside a node), never one per pair: the
+// SYS pairs of a 1024-GPU node are half a million.
 void check_numa_pairs(const Context& c, Emitter& e) {
   const auto nodes = node_cpus(c.facts);
   const auto scaling = worst_scaling(c.facts);
   const bool slow_together = scaling && scaling->efficiency < c.t.scaling_efficiency;
+  // NUMA node of each GPU once (gpu_node walks the node list), not once per pair.
+  std::map<int, std::optional<int>> node_of;
+  for (const auto& g : c.facts.gpus) node_of.emplace(g.index, gpu_node(g, nodes));
+  auto node = [&](int gpu) {
+    const auto it = node_of.find(gpu);
+    return it == node_of.end() ? std::nullopt : it->second;
+  };
+  constexpr int kUnknown = -1;
+  // (node of the first side, node of the second): the same for both inside one node.
+  std::map<std::pair<int, int>, PairSet> groups;
+  std::set<std::pair<int, int>> seen;
   for (const auto& p : c.facts.pairs) {
     if (p.a == p.b || p.path != PathType::kSYS) continue;
-    const GpuFacts* ga = find_gpu(c.facts, std::min(p.a, p.b));
-    const GpuFacts* gb = find_gpu(c.facts, std::max(p.a, p.b));
-    const auto na = ga ? gpu_node(*ga, nodes) : std::nullopt;
-    const auto nb = gb ? gpu_node(*gb, nodes) : std::nullopt;
+    int a = std::min(p.a, p.b), b = std::max(p.a, p.b);
+    if (!seen.emplace(a, b).second) continue;
+    const auto na = node(a), nb = node(b);
+    if (!na || !nb) {
+      groups[{kUnknown, kUnknown}].pairs.emplace_back(a, b);
+      continue;
+    }
+    if (*nb < *na) std::swap(a, b);  // the GPU on the lower node first
+    groups[{std::min(*na, *nb), std::max(*na, *nb)}].pairs.emplace_back(a, b);
+  }
+  for (const auto& [key, set] : groups) {
+    const auto [n1, n2] = key;
+    const bool one = set.pairs.size() == 1;
     std::string ev;
-    if (na && nb && *na == *nb) {
+    if (n1 != kUnknown && n1 == n2) {
       // SYS inside one NUMA node: the GPUs sit below different PCIe root complexes (host
       // bridges) that meet only in the CPU's own fabric. Saying "crosses the CPU interconnect
       // (node 0, node 0)" would contradict itself.
       ev = fmt::format(
-          "{} path SYS although both GPUs report NUMA node {}: they sit below different PCIe "
-          "root complexes (host bridges) that meet only inside the CPU's fabric — one socket, "
-          "or sockets the BIOS or hypervisor presents as one NUMA node — not behind a shared "
-          "PCIe switch or host bridge",
-          pair_subject(p.a, p.b), *na);
+          "{} path SYS although {} report NUMA node {}: they sit below different PCIe root "
+          "complexes (host bridges) that meet only inside the CPU's fabric — one socket, or "
+          "sockets the BIOS or hypervisor presents as one NUMA node — not behind a shared PCIe "
+          "switch or host bridge",
+          set.phrase(), one ? "both GPUs" : "the GPUs of each pair", n1);
     } else {
       ev = fmt::format("{} path SYS: traffic between them crosses the CPU interconnect",
-                       pair_subject(p.a, p.b));
-      if (na && nb)
-        ev += fmt::format(" ({} on NUMA node {}, {} on node {})", gpu_subject(std::min(p.a, p.b)),
-                          *na, gpu_subject(std::max(p.a, p.b)), *nb);
+                       set.phrase());
+      if (n1 != kUnknown) {
+        std::set<int> first, second;
+        for (const auto& [a, b] : set.pairs) {
+          first.insert(a);
+          second.insert(b);
+        }
+        ev += fmt::format(" ({} on NUMA node {}, {} on node {})", gpu_set_subject(first), n1,
+                          gpu_set_subject(second), n2);
+      }
     }
     Severity sev = Severity::kInfo;
     if (slow_together) {
@@ -193,7 +221,7 @@ void check_numa_pairs(const Context& c, Emitter& e) {
           format_number(scaling->efficiency * 100, 0), scaling->gpus, scaling->preset,
           format_number(c.t.scaling_efficiency * 100, 0));
     }
-    Finding& fd = e.add("gpu-pair-crosses-numa", sev, {pair_subject(p.a, p.b)}, std::move(ev));
+    Finding& fd = e.add("gpu-pair-crosses-numa", sev, set.subjects(), std::move(ev));
     if (slow_together) {
       measure(fd, "scaling_efficiency", "fraction", scaling->efficiency, c.t.scaling_efficiency,
               Bound::kAtLeast);
@@ -250,6 +278,10 @@ constexpr const char* kUnknownModelP2p =
     "`nvidia-smi -L` beside it to tell which";
 
 void check_p2p(const Context& c, Emitter& e) {
+  // One finding per distinct answer (severity and what was refused, path and why), its pairs
+  // together: on a big node the same refusal holds for thousands of pairs.
+  std::map<std::pair<Severity, std::string>, PairSet> groups;
+  std::vector<const std::pair<const std::pair<Severity, std::string>, PairSet>*> order;
   for (const auto& p : c.facts.pairs) {
     if (p.a == p.b) continue;
     const bool consumer = p.path != PathType::kNVLink && consumer_pair(c.facts, p.a, p.b);
@@ -303,13 +335,20 @@ void check_p2p(const Context& c, Emitter& e) {
         {"pcie", &pcie}};
     for (const auto& [what, s] : all)
       if (p2p_bad(*s)) codes.push_back(fmt::format("{} {}", what, p2p_status_code(**s)));
-    std::string ev = fmt::format("{} P2P {}", pair_subject(p.a, p.b), join(codes, ", "));
+    std::string ev = "P2P " + join(codes, ", ");
     if (p.path != PathType::kUnknown) ev += fmt::format(" (path {})", path_type_name(p.path));
     std::sort(why.begin(), why.end());
     why.erase(std::unique(why.begin(), why.end()), why.end());
     if (sev == Severity::kInfo && !why.empty()) ev += ": " + join(why, "; ");
-    Finding& fd = e.add("p2p-unavailable", sev, {pair_subject(p.a, p.b)}, std::move(ev));
-    if (sev == Severity::kInfo) fd.action = Action::kNone;  // expected for the model or path
+    auto [it, added] = groups.try_emplace({sev, std::move(ev)});
+    if (added) order.push_back(&*it);
+    it->second.pairs.emplace_back(std::min(p.a, p.b), std::max(p.a, p.b));
+  }
+  for (const auto* g : order) {  // in the order of each answer's first pair
+    const auto& [key, set] = *g;
+    Finding& fd =
+        e.add("p2p-unavailable", key.first, set.subjects(), set.phrase() + " " + key.second);
+    if (key.first == Severity::kInfo) fd.action = Action::kNone;  // expected for the model or path
   }
 }
 
