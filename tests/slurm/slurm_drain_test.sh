@@ -42,7 +42,7 @@ EOF
 chmod 755 "$T/healthcheck"
 
 SLURM_EXTRA_CONF="HealthCheckProgram=$T/healthcheck
-HealthCheckInterval=5
+HealthCheckInterval=2
 HealthCheckNodeState=ANY"
 cluster_start
 
@@ -173,8 +173,12 @@ EOF
   fail "ingest of the narrow report failed: $(cat "$T/ingest2.log")"
 fleet_pipeline "$T/fleet2.db" || fail "the README pipeline failed"
 wait_for 30 '^drain(ed|ing)[^ ]* fleet outlier \(gpuvet fleet\)$' "the outlier drained by the README pipeline"
-# Not gate's own reason: the node's passing health check (every 5 s) leaves the drain alone.
-sleep 12
+# Not gate's own reason: the node's passing health check (every 2 s) leaves the drain alone.
+# Waits for two more completed health checks (their "rc=" lines), not a fixed time.
+checks_done() { grep -c ' rc=' "$T/healthcheck.log" 2>/dev/null || echo 0; }
+before=$(checks_done)
+for _ in $(seq 300); do (($(checks_done) >= before + 2)) && break; sleep 0.1; done
+(($(checks_done) >= before + 2)) || fail "no two health checks ran within 30 s"
 line=$(node_state)
 [[ $line == drain*"fleet outlier (gpuvet fleet)" ]] || fail "the health check undid the fleet drain: $line"
 timeout 10 scontrol update nodename="$host" state=resume
