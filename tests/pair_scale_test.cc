@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "gpuvet/diagnose.h"
@@ -63,6 +64,30 @@ TEST(PairScale, AThousandGpusGiveAFewFindingsAndASmallReport) {
   const std::string facts = render_facts_text(f);
   EXPECT_LT(facts.size(), 1'000'000u);
   EXPECT_NE(facts.find("the matrix is shown up to 64"), std::string::npos);
+}
+
+// The facts of a big node as report/1: the pairs as a matrix, read back the same.
+TEST(PairScale, TheJsonOfAThousandGpusHoldsEveryPairInAMatrixAndReadsBack) {
+  const Facts f = import_text(topo_islands(1024), "topo.txt", {});
+  const std::string json = facts_to_json(f);
+  EXPECT_LT(json.size(), 8'000'000u);
+  const auto doc = nlohmann::json::parse(json);
+  EXPECT_TRUE(doc["pairs"].empty());
+  EXPECT_EQ(doc["pair_matrix"]["gpus"].size(), 1024u);
+  EXPECT_EQ(doc["pair_matrix"]["path"][0].get<std::string>().substr(0, 12), "X NV18 NV18 ");
+  const Facts back = import_text(json, "facts.json", {});
+  ASSERT_EQ(back.pairs.size(), f.pairs.size());
+  for (std::size_t i = 0; i < f.pairs.size(); i += 997) {
+    EXPECT_EQ(back.pairs[i].a, f.pairs[i].a);
+    EXPECT_EQ(back.pairs[i].b, f.pairs[i].b);
+    EXPECT_EQ(back.pairs[i].path, f.pairs[i].path);
+    EXPECT_EQ(back.pairs[i].nvlinks, f.pairs[i].nvlinks);
+  }
+  // A node of 64 GPUs keeps one object per pair.
+  const Facts small = import_text(topo_islands(64), "topo.txt", {});
+  const auto small_doc = nlohmann::json::parse(facts_to_json(small));
+  EXPECT_EQ(small_doc["pairs"].size(), 2016u);
+  EXPECT_FALSE(small_doc.contains("pair_matrix"));
 }
 
 // Import, diagnose and render at n GPUs and at twice as many (four times the pairs and bytes).

@@ -194,6 +194,18 @@ inline ojson report_schema() {
   }
   ojson required = ojson::array();
   for (const auto& [k, v] : props.items()) required.push_back(k);
+  // Past kPairsListed pairs "pairs" is empty and this holds them (core/pair_matrix.h); absent
+  // on smaller nodes, so not required.
+  const ojson rows = {{"type", "array"}, {"items", {{"type", "string"}}}};
+  props["pair_matrix"] = {
+      {"type", "object"},
+      {"description",
+       "the pairs of a node with more than 2016 of them, as rows of space-separated cells"},
+      {"properties",
+       {{"gpus", {{"type", "array"}, {"items", {{"type", "integer"}}}}},
+        {"path", rows},
+        {"p2p", {{"type", "object"}, {"additionalProperties", rows}}}}},
+      {"required", {"gpus", "path", "p2p"}}};
 
   std::vector<std::string> bottlenecks, severities, actions, steps;
   for (int i = 0; i <= static_cast<int>(Bottleneck::kMemory); ++i)

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "core/util.h"
+
 namespace gpuvet::html {
 
 namespace {
@@ -143,6 +145,24 @@ std::string text(const json& object, std::string_view key) {
 const json& array(const json& object, std::string_view key) {
   const json* v = member(object, key);
   return v && v->is_array() ? *v : kEmptyArray;
+}
+
+std::size_t pair_count(const json& facts) {
+  const json& listed = array(facts, "pairs");
+  if (!listed.empty()) return listed.size();
+  // A big node's pairs as a matrix (core/pair_matrix.h): the cells of the upper triangle that
+  // hold a path.
+  const json* m = member(facts, "pair_matrix");
+  if (!m || !m->is_object()) return 0;
+  std::size_t n = 0, row = 0;
+  for (const auto& r : array(*m, "path")) {
+    if (!r.is_string()) continue;
+    std::size_t column = 0;
+    for (const auto cell : split(r.get_ref<const std::string&>(), ' '))
+      n += column++ > row && cell != "-";
+    ++row;
+  }
+  return n;
 }
 
 }  // namespace gpuvet::html

@@ -48,5 +48,7 @@ const json* member(const json& object, std::string_view key);
 std::optional<double> number(const json& object, std::string_view key);
 std::string text(const json& object, std::string_view key);
 const json& array(const json& object, std::string_view key);
+// The GPU pairs a report/1 document holds, listed or as its "pair_matrix".
+std::size_t pair_count(const json& facts);
 
 }  // namespace gpuvet::html

@@ -269,7 +269,7 @@ std::string summary_card(const Document& d) {
     case DocumentKind::kFacts:
       head = "Facts";
       body = fmt::format("<p>{} GPU(s), {} pair(s)</p>", array(doc, "gpus").size(),
-                         array(doc, "pairs").size());
+                         html::pair_count(doc));
       break;
     case DocumentKind::kGate: {
       const std::string verdict = text(doc, "verdict");

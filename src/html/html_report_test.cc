@@ -343,3 +343,19 @@ TEST(HtmlReportFile, WrittenAtomicallyOrNotAtAll) {
 
 }  // namespace
 }  // namespace gpuvet
+
+namespace gpuvet {
+namespace {
+
+// A big node's facts hold their pairs as a matrix: counted from its cells, not as none.
+TEST(HtmlReport, PairsOfABigNodeAreCountedFromTheirMatrix) {
+  auto doc = html::json::parse(R"J({"pairs": [], "pair_matrix": {"gpus": [0, 1, 2],
+      "path": ["X NV18 SYS", "NV18 X -", "SYS - X"], "p2p": {}}})J");
+  EXPECT_EQ(html::pair_count(doc), 2u);
+  doc = html::json::parse(R"J({"pairs": [{"a": 0, "b": 1}]})J");
+  EXPECT_EQ(html::pair_count(doc), 1u);
+  EXPECT_EQ(html::pair_count(html::json::parse("{}")), 0u);
+}
+
+}  // namespace
+}  // namespace gpuvet

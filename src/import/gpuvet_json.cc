@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/facts_fields.h"
+#include "core/pair_matrix.h"
 #include "core/util.h"
 
 namespace gpuvet::import {
@@ -78,40 +79,6 @@ std::string at(const std::string& path, std::string_view key) {
 
 std::string at(const std::string& path, std::size_t index) {
   return path + "[" + std::to_string(index) + "]";
-}
-
-std::optional<PathType> path_type_from(std::string_view s, std::optional<int>& nvlinks) {
-  if (starts_with(s, "NV")) {
-    auto rest = s.substr(2);
-    if (rest.empty()) return PathType::kNVLink;
-    auto n = parse_int(rest);
-    if (!n || *n < 0 || *n > std::numeric_limits<int>::max()) return std::nullopt;
-    nvlinks = static_cast<int>(*n);
-    return PathType::kNVLink;
-  }
-  static const std::pair<std::string_view, PathType> kNames[] = {
-      {"PIX", PathType::kPIX},   {"PXB", PathType::kPXB},   {"PHB", PathType::kPHB},
-      {"NODE", PathType::kNODE}, {"SYS", PathType::kSYS},   {"SOC", PathType::kSYS},
-      {"X", PathType::kSelf},    {"?", PathType::kUnknown},
-  };
-  for (const auto& [name, type] : kNames)
-    if (s == name) return type;
-  return std::nullopt;
-}
-
-std::optional<P2PStatus> p2p_from(std::string_view s) {
-  static const std::pair<std::string_view, P2PStatus> kCodes[] = {
-      {"OK", P2PStatus::kOk},
-      {"CNS", P2PStatus::kChipsetNotSupported},
-      {"GNS", P2PStatus::kGpuNotSupported},
-      {"TNS", P2PStatus::kTopologyNotSupported},
-      {"DR", P2PStatus::kDisabledByRegkey},
-      {"NS", P2PStatus::kNotSupported},
-      {"U", P2PStatus::kUnknown},
-  };
-  for (const auto& [code, status] : kCodes)
-    if (s == code) return status;
-  return std::nullopt;
 }
 
 // Reads typed values out of the parsed document. Every mismatch becomes one note naming the
@@ -288,7 +255,7 @@ class Reader {
     std::optional<std::string> s;
     opt(obj, key, path, s);
     if (!s) return;
-    dst = p2p_from(*s);
+    dst = p2p_status_from(*s);
     if (!dst) note(at(path, key), "unknown P2P code \"" + s->substr(0, 40) + "\"");
   }
 
@@ -330,6 +297,25 @@ class ObjectReader {
   }
   void operator()(std::string_view key, std::vector<int>& ids, IdListOrEmpty) {
     r_.cpu_list(obj_, key, path_, ids);
+  }
+  // Past kPairsListed pairs report/1 writes "pairs" empty and the pairs as "pair_matrix".
+  void operator()(std::string_view key, std::vector<GpuPair>& pairs) {
+    read(key, pairs);
+    const json* m = r_.object(obj_, "pair_matrix", path_);
+    if (!m) return;
+    const std::string here = at(path_, "pair_matrix");
+    PairMatrix matrix;
+    r_.list(*m, "gpus", here, matrix.gpus);
+    r_.list(*m, "path", here, matrix.path);
+    r_.each_member(*m, "p2p", here, [&](const std::string& name, const json&, const std::string&) {
+      std::vector<std::string> rows;
+      r_.list(*Reader::member(*m, "p2p"), name, at(here, "p2p"), rows);
+      matrix.p2p.emplace_back(name, std::move(rows));
+    });
+    std::string problem;
+    auto decoded = decode_pair_matrix(matrix, problem);
+    if (!problem.empty()) r_.note(here, problem + "; its pairs not read");
+    for (auto& p : decoded) pairs.push_back(std::move(p));
   }
   // report/1 writes the Xids beside "kernel_log", as "xids": read from there, with or without
   // a kernel_log object.
