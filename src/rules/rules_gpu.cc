@@ -852,15 +852,23 @@ std::optional<bool> within_chain_window(const XidEvent& x, const XidEvent& y) {
 // context's channel, and what it logs for that channel a moment later (Xid 32 "Channel ID
 // 00000052" after Xid 13 "ChID 0052") is that fault's aftermath, not a fault of its own. Only
 // for codes the Xid table does not hold critical on their own.
-std::optional<int> xid_channel_cause(const Facts& f, std::size_t at, const std::string& subject) {
+// How many earlier events of the same GPU a follow-up looks back through for its cause: a storm
+// of thousands of events in one second (or a paste repeating one log) made the scans quadratic;
+// a cause is the event just before, never hundreds back.
+constexpr std::size_t kXidCauseLookBack = 256;
+
+std::optional<int> xid_channel_cause(const Facts& f, std::size_t at,
+                                     const std::vector<std::string>& subjects) {
   const auto& xids = f.kernel_log.xids;
   const XidEvent& x = xids[at];
   const hw::XidInfo* info = hw::find_xid(x.code);
   const auto channel = hw::xid_channel(x.message);
   if (!channel || (info && info->severity >= Severity::kCritical)) return std::nullopt;
+  std::size_t looked = 0;
   for (std::size_t i = at; i-- > 0;) {
     const XidEvent& y = xids[i];
-    if (xid_subject(f, y) != subject) continue;
+    if (subjects[i] != subjects[at]) continue;
+    if (++looked > kXidCauseLookBack) return std::nullopt;
     const auto near = within_chain_window(x, y);
     if (!near || !*near) return std::nullopt;
     const hw::XidInfo* cause = hw::find_xid(y.code);
@@ -875,14 +883,18 @@ std::optional<int> xid_channel_cause(const Facts& f, std::size_t at, const std::
 // previous Xid 149"), else the latest earlier fault (not itself a follow-up) on the same GPU
 // logged within kXidChainWindowS (or, when the log gives no times, right before it); for any
 // other code, the application fault on the same channel just before it (xid_channel_cause).
-std::optional<int> xid_cause(const Facts& f, std::size_t at, const std::string& subject) {
+std::optional<int> xid_cause(const Facts& f, std::size_t at,
+                             const std::vector<std::string>& subjects) {
   const auto& xids = f.kernel_log.xids;
   const XidEvent& x = xids[at];
-  if (!hw::xid_is_consequence(x.code)) return xid_channel_cause(f, at, subject);
+  if (!hw::xid_is_consequence(x.code)) return xid_channel_cause(f, at, subjects);
   if (auto named = hw::xid_named_cause(x.message)) return named;
+  std::size_t looked = 0;
   for (std::size_t i = at; i-- > 0;) {
     const XidEvent& y = xids[i];
-    if (hw::xid_is_consequence(y.code) || xid_subject(f, y) != subject) continue;
+    if (subjects[i] != subjects[at]) continue;
+    if (++looked > kXidCauseLookBack) return std::nullopt;
+    if (hw::xid_is_consequence(y.code)) continue;
     const auto near = within_chain_window(x, y);
     return near && *near ? std::optional<int>(y.code) : std::nullopt;
   }
@@ -976,17 +988,21 @@ void check_xids(const Context& c, Emitter& e) {
   std::vector<Group> groups;  // first-seen order
   // Uptimes of Xid 43/45 per (code, subject), whatever their cause: stuck_context reads them.
   std::map<std::pair<int, std::string>, BurstTimes> burst_times;
+  // Each event's subject once: the cause scans compare them.
+  std::vector<std::string> subjects;
+  subjects.reserve(f.kernel_log.xids.size());
+  for (const auto& x : f.kernel_log.xids) subjects.push_back(xid_subject(f, x));
   for (std::size_t i = 0; i < f.kernel_log.xids.size(); ++i) {
     const XidEvent& x = f.kernel_log.xids[i];
     const GpuFacts* g = x.gpu ? find_gpu(f, *x.gpu) : nullptr;
     if (!g && x.pci_bus_id) g = find_gpu_by_bus(f, *x.pci_bus_id);
-    std::string subject = xid_subject(f, x);
+    const std::string& subject = subjects[i];
     if (x.code == 43 || x.code == 45) {
       BurstTimes& bt = burst_times[{x.code, subject}];
       if (x.uptime_s) bt.uptime.push_back(*x.uptime_s);
       if (x.unix_time) bt.wall.push_back(static_cast<double>(*x.unix_time));
     }
-    const std::optional<int> cause = xid_cause(f, i, subject);
+    const std::optional<int> cause = xid_cause(f, i, subjects);
     auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& gr) {
       return gr.code == x.code && gr.subject == subject && gr.cause == cause;
     });
