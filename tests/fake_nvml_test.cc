@@ -33,7 +33,7 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kScenarioEnv = "GPUVET_FAKE_NVML_SCENARIO";
 
 std::string scenario(const std::string& name) {
-  return std::string(GPUVET_TEST_DATA "/scenarios/") + name;
+  return std::string(GPUVET_TEST_DATA) + "/scenarios/" + name;
 }
 
 // A successful uint answer, to compare with FakeNvmlTest::uint().
@@ -971,7 +971,7 @@ TEST_F(FakeNvmlTest, BadScenariosNameTheProblem) {
 
 TEST_F(FakeNvmlTest, EveryScenarioFileLoads) {
   int checked = 0;
-  for (const auto& entry : fs::directory_iterator(GPUVET_TEST_DATA "/scenarios")) {
+  for (const auto& entry : fs::directory_iterator(std::string(GPUVET_TEST_DATA) + "/scenarios")) {
     std::string name = entry.path().filename().string();
     if (entry.path().extension() != ".json" || name == "malformed.json") continue;
     std::string path = entry.path().string();
