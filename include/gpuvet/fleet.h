@@ -96,7 +96,7 @@ using KnownFleetFiles = std::unordered_map<std::string, int>;
 // bytes is already in the history (then it was not parsed: an hourly ingest of a growing
 // directory reads only what is new).
 struct FleetFile {
-  std::string byte_hash;  // "<FNV-1a 64 of the bytes, 16 hex digits>-<byte count>"
+  std::string byte_hash;               // "<FNV-1a 64 of the bytes, 16 hex digits>-<byte count>"
   std::optional<int> known_documents;  // set: skipped; the file of these bytes held this many
   std::vector<FleetDocument> documents;
 };

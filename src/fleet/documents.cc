@@ -161,7 +161,7 @@ Facts report_facts(const json& doc, const std::string& where) {
   Facts out;
   Facts one;
   ImportedFile record{where, "gpuvet-json", {}};
-  const Status st = import::import_gpuvet_json(doc, one);
+  const Status st = import::import_gpuvet_json_document(doc, one);
   for (auto& note : one.notes) record.notes.push_back(note);
   if (!st.is_ok() &&
       std::find(record.notes.begin(), record.notes.end(), st.message()) == record.notes.end())
@@ -247,7 +247,6 @@ Result<FleetDocument> one_document(const json& doc, std::string content_hash,
                     *d.collected_unix));
   return d;
 }
-
 
 // A document of a file, parsed, with the content hash of its compact text.
 struct ParsedDocument {

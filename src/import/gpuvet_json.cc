@@ -536,7 +536,7 @@ Status import_gpuvet_json(std::string_view text, Facts& out) {
   return read_report(doc, out);
 }
 
-Status import_gpuvet_json(const nlohmann::ordered_json& doc, Facts& out) {
+Status import_gpuvet_json_document(const nlohmann::ordered_json& doc, Facts& out) {
   if (nesting(doc, 0, kMaxGpuvetJsonDepth) > kMaxGpuvetJsonDepth)
     return fail(out, "gpuvet report: nested deeper than " + std::to_string(kMaxGpuvetJsonDepth) +
                          " levels; not read");

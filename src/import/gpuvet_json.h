@@ -61,7 +61,7 @@ Status import_gpuvet_json(std::string_view text, Facts& out);
 // The same, from a document already parsed (the fleet's ingest parses each file once): the
 // same nesting limit, checks and notes, without serialising it back to text. Its key order is
 // the file's (sources[].timings_ms keeps the order it was written in).
-Status import_gpuvet_json(const nlohmann::ordered_json& doc, Facts& out);
+Status import_gpuvet_json_document(const nlohmann::ordered_json& doc, Facts& out);
 
 // Where the nesting of a JSON text first exceeds `max_depth`, outside strings; linear, no
 // allocation. Every JSON importer checks this before the recursive parser runs.
