@@ -3,7 +3,8 @@
 //
 // Nodes report with the engines a fleet already runs (`srun -N… gpuvet gate --json`, a
 // Kubernetes Job or DaemonSet writing to a volume); `fleet ingest` reads those files into one
-// SQLite database, each document once (keyed by its content hash, inside one transaction), and
+// SQLite database, each document once (keyed by its content hash, inside one transaction; a
+// file whose bytes were ingested before is skipped before it is parsed), and
 // `fleet report` compares every node's latest report with its group of like nodes (same GPU
 // model and count, or same baseline):
 //   - categorical outliers: a path matrix, P2P matrix or link set (PCIe width and generation,
@@ -20,6 +21,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "gpuvet/baseline.h"
@@ -86,6 +89,22 @@ FleetInputs fleet_input_files(const std::vector<std::string>& paths);
 // file's stem and a document without collected_unix gets the file's modification time.
 Result<std::vector<FleetDocument>> read_fleet_file(const std::string& path);
 
+// The files already in a history: the hash of each file's bytes → how many documents it held.
+using KnownFleetFiles = std::unordered_map<std::string, int>;
+
+// One file of an ingest: the hash of its bytes and its documents, or that a file of the same
+// bytes is already in the history (then it was not parsed: an hourly ingest of a growing
+// directory reads only what is new).
+struct FleetFile {
+  std::string byte_hash;               // "<FNV-1a 64 of the bytes, 16 hex digits>-<byte count>"
+  std::optional<int> known_documents;  // set: skipped; the file of these bytes held this many
+  std::vector<FleetDocument> documents;
+};
+
+// read_fleet_file, skipping a file whose bytes are in `known`. Thread-safe (files are read in
+// parallel; `known` is only read).
+Result<FleetFile> read_fleet_file(const std::string& path, const KnownFleetFiles& known);
+
 // What one ingest did.
 struct IngestSummary {
   int files = 0;
@@ -107,7 +126,14 @@ class FleetStore {
 
   // Adds the documents in one transaction: all or none (a killed ingest leaves the database
   // as it was). A document already present (same content hash) is counted, not added.
-  Result<IngestSummary> ingest(const std::vector<FleetDocument>& documents);
+  // `files` (byte hash, documents) are the files the documents came from, remembered in the
+  // same transaction so that the next ingest skips them unread.
+  Result<IngestSummary> ingest(const std::vector<FleetDocument>& documents,
+                               const std::vector<std::pair<std::string, int>>& files = {});
+
+  // The files ingested so far (by the hash of their bytes); none in a database of layout 1 or
+  // 2 opened for reading.
+  Result<KnownFleetFiles> known_files() const;
 
   // Every document, oldest first (by collected_unix, then by ingest order).
   Result<std::vector<FleetDocument>> load() const;

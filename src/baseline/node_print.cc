@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "baseline/text_hash.h"
 #include "gpuvet/baseline.h"
 
 namespace gpuvet {
@@ -32,15 +33,6 @@ std::optional<int> active_links(const GpuFacts& g) {
   }
   if (!known && !g.nvlinks.empty()) return std::nullopt;
   return up;  // no NVLink at all reads 0 (a PCIe-only GPU)
-}
-
-std::uint64_t fnv1a(std::string_view s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
 }
 
 template <class T>
@@ -124,6 +116,8 @@ std::string print_hash(const NodePrint& print, std::string_view part) {
   return text_hash(canon);
 }
 
-std::string text_hash(std::string_view text) { return fmt::format("{:016x}", fnv1a(text)); }
+std::string TextHash::hex() const { return fmt::format("{:016x}", state_); }
+
+std::string text_hash(std::string_view text) { return TextHash().add(text).hex(); }
 
 }  // namespace gpuvet

@@ -3,10 +3,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <ctime>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -21,6 +25,8 @@ namespace {
 // Files read and written per transaction: a killed ingest loses at most one batch (which
 // the next ingest adds), and memory stays bounded however many files there are.
 constexpr std::size_t kBatchFiles = 500;
+// Files are read and parsed on this many threads at most (each holds one file's text).
+constexpr unsigned kMaxReadThreads = 4;
 
 struct IngestArgs {
   std::string db;
@@ -37,41 +43,74 @@ struct ReportArgs {
   bool no_color = false;
 };
 
+// Reads `files` (parsing, hashing) on up to `threads` threads; the results in file order.
+std::vector<Result<FleetFile>> read_files(const std::vector<std::string>& files,
+                                          const KnownFleetFiles& known, unsigned threads) {
+  std::vector<std::optional<Result<FleetFile>>> slots(files.size());
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < files.size(); i = next++)
+      slots[i].emplace(read_fleet_file(files[i], known));
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  std::vector<Result<FleetFile>> out;
+  out.reserve(files.size());
+  for (auto& s : slots) out.push_back(std::move(*s));
+  return out;
+}
+
 Outcome run_ingest(const IngestArgs& args) {
   auto store = FleetStore::open(args.db, /*create=*/true);
   if (!store.is_ok()) {
     std::cerr << "gpuvet: " << terminal_safe(store.status().message()) << "\n";
     return {kExitUnusable, false};
   }
+  // The files already in the history are skipped before they are parsed.
+  auto known = store.value()->known_files();
+  if (!known.is_ok()) {
+    std::cerr << "gpuvet: " << terminal_safe(known.status().message()) << "\n";
+    return {kExitUnusable, false};
+  }
   const FleetInputs inputs = fleet_input_files(args.paths);
   std::vector<std::string> problems = inputs.problems;
   IngestSummary total;
-  std::vector<FleetDocument> batch;
-  std::size_t files_in_batch = 0;
-  const auto flush = [&]() -> bool {
-    auto done = store.value()->ingest(batch);
+  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, kMaxReadThreads);
+  for (std::size_t first = 0; first < inputs.files.size(); first += kBatchFiles) {
+    const std::size_t last = std::min(inputs.files.size(), first + kBatchFiles);
+    const std::vector<std::string> names(inputs.files.begin() + static_cast<std::ptrdiff_t>(first),
+                                         inputs.files.begin() + static_cast<std::ptrdiff_t>(last));
+    std::vector<FleetDocument> batch;
+    std::vector<std::pair<std::string, int>> batch_files;
+    int skipped_documents = 0;
+    for (auto& file : read_files(names, known.value(), threads)) {
+      ++total.files;
+      if (!file.is_ok()) {
+        problems.push_back(file.status().message());
+        continue;
+      }
+      if (file.value().known_documents) {
+        skipped_documents += *file.value().known_documents;
+        continue;
+      }
+      batch_files.emplace_back(file.value().byte_hash,
+                               static_cast<int>(file.value().documents.size()));
+      for (auto& d : file.value().documents) batch.push_back(std::move(d));
+    }
+    total.documents += skipped_documents;
+    total.already_present += skipped_documents;
+    if (batch.empty() && batch_files.empty()) continue;
+    auto done = store.value()->ingest(batch, batch_files);
     if (!done.is_ok()) {
       std::cerr << "gpuvet: " << terminal_safe(done.status().message()) << "\n";
-      return false;
+      return {kExitUnusable, false};
     }
     total.documents += done.value().documents;
     total.added += done.value().added;
     total.already_present += done.value().already_present;
-    batch.clear();
-    files_in_batch = 0;
-    return true;
-  };
-  for (const auto& file : inputs.files) {
-    auto docs = read_fleet_file(file);
-    ++total.files;
-    if (!docs.is_ok()) {
-      problems.push_back(docs.status().message());
-      continue;
-    }
-    for (auto& d : docs.value()) batch.push_back(std::move(d));
-    if (++files_in_batch == kBatchFiles && !flush()) return {kExitUnusable, false};
   }
-  if (!batch.empty() && !flush()) return {kExitUnusable, false};
   std::cout << fmt::format(
       "{}: {} file(s), {} report(s): {} added, {} already there{}\n", terminal_safe(args.db),
       total.files, total.documents, total.added, total.already_present,

@@ -11,13 +11,17 @@
 #include <ctime>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "baseline/text_hash.h"
 #include "core/small_file.h"
 #include "core/util.h"
 #include "gpuvet/bench.h"
 #include "gpuvet/fleet.h"
 #include "gpuvet/import.h"
+#include "import/gpuvet_json.h"
+#include "import/load.h"
 
 namespace gpuvet {
 namespace {
@@ -150,14 +154,36 @@ void read_judgement(const json& doc, std::optional<double> uptime_s, FleetDocume
   if (d.judged) read_faults(*findings, d.faults);
 }
 
-Result<FleetDocument> one_document(const json& doc, const DocumentOrigin& origin,
-                                   const std::string& where) {
+// The facts of a gpuvet.report/1 document, as import_text of its text gave them (the
+// gpuvet-json importer's part of it: one part, recognised as gpuvet-json), from the parsed
+// document.
+Facts report_facts(const json& doc, const std::string& where) {
+  Facts out;
+  Facts one;
+  ImportedFile record{where, "gpuvet-json", {}};
+  const Status st = import::import_gpuvet_json_document(doc, one);
+  for (auto& note : one.notes) record.notes.push_back(note);
+  if (!st.is_ok() &&
+      std::find(record.notes.begin(), record.notes.end(), st.message()) == record.notes.end())
+    record.notes.push_back(st.to_string());
+  one.notes.clear();
+  for (const auto& note : record.notes) out.notes.push_back(where + ": " + note);
+  for (auto& m : one.measurements)
+    if (!m.origin) m.origin = where;
+  out.imported.push_back(std::move(record));
+  import::merge_facts(out, std::move(one), where);
+  return out;
+}
+
+// `content_hash`: text_hash of the document's compact text (the key the store has always
+// used), computed while parsing; empty when the parse could not (then the text is written).
+Result<FleetDocument> one_document(const json& doc, std::string content_hash,
+                                   const DocumentOrigin& origin, const std::string& where) {
   if (!doc.is_object()) return Status::invalid_input(fmt::format("{}: not a JSON object", where));
   FleetDocument d;
   d.schema = get_opt<std::string>(doc, "schema").value_or("");
   d.source = where;
-  const std::string compact = doc.dump();
-  d.content_hash = text_hash(compact);
+  d.content_hash = content_hash.empty() ? text_hash(doc.dump()) : std::move(content_hash);
   if (d.schema == "gpuvet.gate/1") {
     auto node = node_from_json(doc.contains("node") ? doc["node"] : json(), where);
     if (!node.is_ok()) return node.status();
@@ -175,8 +201,9 @@ Result<FleetDocument> one_document(const json& doc, const DocumentOrigin& origin
       return Status::invalid_input(
           fmt::format("{}: verdict '{}' is not pass, fail or unknown", where, *d.verdict));
   } else if (d.schema == "gpuvet.report/1") {
-    // Facts and diagnoses: the same reader as `diagnose --from` (the gpuvet-json importer).
-    const Facts facts = import_text(compact, where);
+    // Facts and diagnoses: the same reader as `diagnose --from` (the gpuvet-json importer),
+    // on the document already parsed.
+    const Facts facts = report_facts(doc, where);
     if (facts.imported.empty() && facts.gpus.empty())
       return Status::invalid_input(
           fmt::format("{}: a gpuvet.report/1 document gpuvet cannot read", where));
@@ -187,7 +214,7 @@ Result<FleetDocument> one_document(const json& doc, const DocumentOrigin& origin
     d.collected_unix = facts.host.collected_unix;
     read_judgement(doc, facts.host.uptime_s, d);
   } else if (d.schema == "gpuvet.bench/1") {
-    auto m = bench_json_measurements(compact, where);
+    auto m = bench_json_measurements(doc.dump(), where);
     if (!m.is_ok()) return m.status();
     d.print.bandwidth = bandwidth_values(m.value());
     d.host = get_opt<std::string>(doc, "host").value_or("");
@@ -221,18 +248,206 @@ Result<FleetDocument> one_document(const json& doc, const DocumentOrigin& origin
   return d;
 }
 
+// A document of a file, parsed, with the content hash of its compact text.
+struct ParsedDocument {
+  json doc;
+  std::string content_hash;  // empty: to be computed from doc.dump() (a duplicate key)
+};
+
+// Builds the documents of one JSON text (its top-level value, or each element of a top-level
+// array) in one pass, as json::parse would, and hashes each one's compact text (what
+// doc.dump() writes) from the same events, so the document is never written out to be hashed.
+// Objects are built in a vector of their own and moved into the ordered_json at their end, at
+// their final size: ordered_json's object is a vector of pair<const string, json>, which
+// copies every member, deeply, each time it grows.
+class DocumentBuilder {
+ public:
+  using string_t = json::string_t;
+
+  explicit DocumentBuilder(bool split_top_array) : split_top_array_(split_top_array) {}
+
+  std::vector<ParsedDocument> take() { return std::move(documents_); }
+  bool top_is_array() const { return top_is_array_; }
+
+  bool null() {
+    scalar("null");
+    return place(json(nullptr));
+  }
+  bool boolean(bool v) {
+    scalar(v ? "true" : "false");
+    return place(json(v));
+  }
+  bool number_integer(json::number_integer_t v) {
+    scalar(fmt::format_int(v).str());
+    return place(json(v));
+  }
+  bool number_unsigned(json::number_unsigned_t v) {
+    scalar(fmt::format_int(v).str());
+    return place(json(v));
+  }
+  bool number_float(json::number_float_t v, const string_t&) {
+    scalar(json(v).dump());  // dump's own float format
+    return place(json(v));
+  }
+  bool string(string_t& v) {
+    value_start();
+    if (hashing()) add_quoted(v);
+    value_end_if_document();
+    return place(json(std::move(v)));
+  }
+  bool binary(json::binary_t&) { return false; }  // not in JSON text
+  bool start_object(std::size_t) {
+    value_start();
+    if (hashing()) hash_.add('{');
+    frames_.push_back(Frame{true});
+    return true;
+  }
+  bool key(string_t& k) {
+    Frame& f = frames_.back();
+    if (hashing()) {
+      if (!f.first) hash_.add(',');
+      add_quoted(k);
+      hash_.add(':');
+    }
+    f.first = false;
+    // A repeated key: the last value is kept at the first one's place, as json::parse does;
+    // the hash is then taken from the document's text.
+    for (std::size_t i = 0; i < f.members.size(); ++i)
+      if (f.members[i].first == k) {
+        f.target = i;
+        duplicate_ = true;
+        return true;
+      }
+    f.target = f.members.size();
+    f.members.emplace_back(std::move(k), json());
+    return true;
+  }
+  bool end_object() {
+    Frame f = std::move(frames_.back());
+    frames_.pop_back();
+    json obj(json::value_t::object);
+    auto& members = obj.get_ref<json::object_t&>();
+    members.reserve(f.members.size());
+    for (auto& [k, v] : f.members) members.emplace_back(std::move(k), std::move(v));
+    if (hashing()) hash_.add('}');
+    value_end_if_document();
+    return place(std::move(obj));
+  }
+  bool start_array(std::size_t) {
+    if (frames_.empty() && split_top_array_) {
+      top_is_array_ = true;  // its elements are the documents; it is not one itself
+      frames_.push_back(Frame{false});
+      return true;
+    }
+    value_start();
+    if (hashing()) hash_.add('[');
+    frames_.push_back(Frame{false});
+    frames_.back().array = json(json::value_t::array);
+    return true;
+  }
+  bool end_array() {
+    Frame f = std::move(frames_.back());
+    frames_.pop_back();
+    if (frames_.empty() && top_is_array_) return true;
+    if (hashing()) hash_.add(']');
+    value_end_if_document();
+    return place(std::move(f.array));
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+    return false;
+  }
+
+ private:
+  struct Frame {
+    bool is_object = false;
+    bool first = true;
+    json array;  // an array frame's elements
+    std::vector<std::pair<std::string, json>> members;
+    std::size_t target = 0;
+  };
+
+  // The depth at which documents start: 0, or 1 inside a top-level array.
+  std::size_t document_depth() const { return top_is_array_ ? 1 : 0; }
+  bool hashing() const { return frames_.size() >= document_depth(); }
+
+  // Before a value (scalar or container): a document starts here, or a separator.
+  void value_start() {
+    if (frames_.size() == document_depth()) {
+      hash_ = TextHash();
+      duplicate_ = false;
+      return;
+    }
+    if (frames_.size() < document_depth()) return;
+    Frame& f = frames_.back();
+    if (!f.is_object) {
+      if (!f.first) hash_.add(',');
+      f.first = false;
+    }
+  }
+  // After a value: a document ends here when it started at this depth.
+  void value_end_if_document() {
+    if (frames_.size() == document_depth())
+      hashes_.push_back(duplicate_ ? std::string() : hash_.hex());
+  }
+  void scalar(std::string_view text) {
+    value_start();
+    if (hashing()) hash_.add(text);
+    value_end_if_document();
+  }
+  // A string as dump() writes it: as it is unless it holds a character dump escapes.
+  void add_quoted(const std::string& v) {
+    const bool plain = std::none_of(v.begin(), v.end(), [](char c) {
+      return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20;
+    });
+    if (plain) {
+      hash_.add('"').add(v).add('"');
+    } else {
+      hash_.add(json(v).dump());
+    }
+  }
+  bool place(json v) {
+    if (frames_.empty()) {
+      documents_.push_back({std::move(v), hashes_.empty() ? std::string() : hashes_.back()});
+      return true;
+    }
+    Frame& f = frames_.back();
+    if (f.is_object) {
+      f.members[f.target].second = std::move(v);
+    } else if (frames_.size() == 1 && top_is_array_) {
+      documents_.push_back({std::move(v), hashes_.back()});
+    } else {
+      f.array.push_back(std::move(v));
+    }
+    return true;
+  }
+
+  bool split_top_array_;
+  bool top_is_array_ = false;
+  std::vector<Frame> frames_;
+  TextHash hash_;
+  bool duplicate_ = false;
+  std::vector<std::string> hashes_;
+  std::vector<ParsedDocument> documents_;
+};
+
+// The documents of one JSON text; false when it is not one JSON text.
+bool parse_documents(std::string_view text, bool split_top_array,
+                     std::vector<ParsedDocument>& out) {
+  DocumentBuilder builder(split_top_array);
+  if (!json::sax_parse(text, &builder, json::input_format_t::json, /*strict=*/true,
+                       /*ignore_comments=*/false))
+    return false;
+  out = builder.take();
+  return true;
+}
+
 }  // namespace
 
 Result<std::vector<FleetDocument>> fleet_documents(std::string_view text,
                                                    const DocumentOrigin& origin) {
-  std::vector<json> docs;
-  json whole = json::parse(text, nullptr, false);
-  if (!whole.is_discarded()) {
-    if (whole.is_array())
-      docs = whole.get<std::vector<json>>();
-    else
-      docs.push_back(std::move(whole));
-  } else {
+  std::vector<ParsedDocument> docs;
+  if (!parse_documents(text, /*split_top_array=*/true, docs)) {
+    docs.clear();
     // JSON lines: one document per non-empty line.
     std::size_t start = 0;
     int line = 0;
@@ -243,8 +458,8 @@ Result<std::vector<FleetDocument>> fleet_documents(std::string_view text,
       const auto piece = text.substr(start, end - start);
       start = end + 1;
       if (piece.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      json j = json::parse(piece, nullptr, false);
-      if (j.is_discarded()) {
+      std::vector<ParsedDocument> one;
+      if (!parse_documents(piece, /*split_top_array=*/false, one)) {
         // Not JSON lines either: say where the document itself stops being JSON.
         try {
           const json ignored = json::parse(text);
@@ -265,7 +480,7 @@ Result<std::vector<FleetDocument>> fleet_documents(std::string_view text,
         }
         return Status::invalid_input(fmt::format("{}: line {} is not JSON", origin.path, line));
       }
-      docs.push_back(std::move(j));
+      docs.push_back(std::move(one.front()));
     }
   }
   if (docs.empty()) return Status::invalid_input(fmt::format("{}: no document in it", origin.path));
@@ -274,7 +489,7 @@ Result<std::vector<FleetDocument>> fleet_documents(std::string_view text,
   for (std::size_t i = 0; i < docs.size(); ++i) {
     const std::string where =
         docs.size() == 1 ? origin.path : fmt::format("{}#{}", origin.path, i + 1);
-    auto d = one_document(docs[i], origin, where);
+    auto d = one_document(docs[i].doc, std::move(docs[i].content_hash), origin, where);
     if (!d.is_ok()) return d.status();
     out.push_back(std::move(d).value());
   }
@@ -318,15 +533,30 @@ FleetInputs fleet_input_files(const std::vector<std::string>& paths) {
 }
 
 Result<std::vector<FleetDocument>> read_fleet_file(const std::string& path) {
+  auto file = read_fleet_file(path, KnownFleetFiles{});
+  if (!file.is_ok()) return file.status();
+  return std::move(file.value().documents);
+}
+
+Result<FleetFile> read_fleet_file(const std::string& path, const KnownFleetFiles& known) {
   auto text = read_small_file(path, std::size_t{64} << 20, "report file");
   if (!text.is_ok()) return text.status();
+  FleetFile file;
+  file.byte_hash = fmt::format("{}-{}", text_hash(text.value()), text.value().size());
+  if (const auto it = known.find(file.byte_hash); it != known.end()) {
+    file.known_documents = it->second;
+    return file;
+  }
   DocumentOrigin origin;
   origin.path = path;
   origin.host_hint = std::filesystem::path(path).stem().string();
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) origin.mtime_unix = st.st_mtime;
   origin.now_unix = static_cast<std::int64_t>(std::time(nullptr));
-  return fleet_documents(text.value(), origin);
+  auto docs = fleet_documents(text.value(), origin);
+  if (!docs.is_ok()) return docs.status();
+  file.documents = std::move(docs).value();
+  return file;
 }
 
 }  // namespace gpuvet

@@ -17,6 +17,7 @@
 #include "gpuvet/baseline.h"
 #include "gpuvet/fleet.h"
 #include "gpuvet/gate.h"
+#include "gpuvet/import.h"
 #include "gpuvet/report.h"
 
 namespace gpuvet {
@@ -262,6 +263,182 @@ TEST(FleetStore, IngestingTheSameReportsTwiceAddsThemOnceAndLoadGivesThemBack) {
   ASSERT_EQ(back.value()[2].print.bandwidth.size(), 1u);
   EXPECT_EQ(back.value()[2].print.bandwidth[0].size_bytes, 1u << 30);
   EXPECT_DOUBLE_EQ(back.value()[2].print.bandwidth[0].gbps, 310.5);
+}
+
+// ---- reading each document once -----------------------------------------------------------
+
+// What the store has always keyed documents by: the hash of the document's compact text as
+// ordered_json writes it (the ingest now hashes it while parsing, without writing it out).
+std::string dumped_hash(const std::string& text) {
+  return text_hash(nlohmann::ordered_json::parse(text).dump());
+}
+
+TEST(FleetDocuments, TheContentHashIsStillTheHashOfTheDocumentsCompactText) {
+  const Facts facts = two_gpu_facts();
+  JsonOptions j;
+  j.command = "diagnose";
+  const std::string report = diagnosis_to_json(facts, diagnose(facts), j);
+  // White space, escapes dump() writes otherwise ("\u00e9", "\/"), numbers it writes otherwise
+  // (1E2, -0, 2.50), non-ASCII text, empty containers, and a repeated key (the last value
+  // kept at the first one's place).
+  const std::string gate =
+      R"({ "schema" : "gpuvet.gate/1", "host": "node7", "collected_unix": 1764669600,)"
+      R"( "reason": "caf\u00e9 \/ \"quoted\"\t\u0001 ünïcode", "x": [1E2, -0, 2.50, 1e-7, )"
+      R"(18446744073709551615, -9223372036854775808, true, false, null, {}, []],)"
+      R"( "node": {"host": "node7", "gpu_count": 0, "gpus": [], "pairs": [], "bandwidth": []},)"
+      R"( "verdict": "pass"})";
+  const std::string repeated =
+      R"({"schema":"gpuvet.gate/1","host":"node8","verdict":"fail","node":{"host":"node8",)"
+      R"("gpu_count":0,"gpus":[],"pairs":[]},"verdict":"pass"})";
+  for (const std::string& text : {report, gate, repeated}) {
+    auto docs = fleet_documents(text, {"x.json", "x", std::nullopt});
+    ASSERT_TRUE(docs.is_ok()) << docs.status().to_string();
+    ASSERT_EQ(docs.value().size(), 1u);
+    EXPECT_EQ(docs.value()[0].content_hash, dumped_hash(text)) << text.substr(0, 60);
+  }
+  auto repeated_doc = fleet_documents(repeated, {"x.json", "x", std::nullopt});
+  EXPECT_EQ(repeated_doc.value()[0].verdict, "pass");
+  // Each document of an array and of JSON lines: its own text's hash.
+  auto array = fleet_documents("[" + gate + ",\n" + report + "]", {"x.json", "x", std::nullopt});
+  ASSERT_TRUE(array.is_ok()) << array.status().to_string();
+  ASSERT_EQ(array.value().size(), 2u);
+  EXPECT_EQ(array.value()[0].content_hash, dumped_hash(gate));
+  EXPECT_EQ(array.value()[1].content_hash, dumped_hash(report));
+  auto lines = fleet_documents(repeated + "\n" + gate + "\n", {"x.json", "x", std::nullopt});
+  ASSERT_TRUE(lines.is_ok()) << lines.status().to_string();
+  ASSERT_EQ(lines.value().size(), 2u);
+  EXPECT_EQ(lines.value()[0].content_hash, dumped_hash(repeated));
+  EXPECT_EQ(lines.value()[1].content_hash, dumped_hash(gate));
+}
+
+// A diagnose report is read from the parsed document by the gpuvet-json reader: what the
+// fleet keeps of it is what import_text of its text gave (the ingest did that before).
+TEST(FleetDocuments, ADiagnoseReportReadFromTheParsedDocumentKeepsWhatImportTextRead) {
+  Facts facts = two_gpu_facts();
+  facts.host.uptime_s = 7200;
+  facts.gpus[1].uuid = "GPU-1111";
+  facts.gpus[1].pcie.width_current = 8;
+  Measurement m;
+  m.tool = "nvbandwidth";
+  m.test = "host_to_device_memcpy_ce";
+  m.src_gpu = -1;
+  m.dst_gpu = 1;
+  m.bandwidth_gbps = 24.5;
+  facts.measurements.push_back(m);
+  JsonOptions j;
+  j.command = "diagnose";
+  const std::string text = diagnosis_to_json(facts, diagnose(facts), j);
+  auto docs = fleet_documents(text, {"x.json", "x", std::nullopt});
+  ASSERT_TRUE(docs.is_ok()) << docs.status().to_string();
+  const FleetDocument& d = docs.value().at(0);
+
+  const Facts before = import_text(text, "x.json");
+  NodePrint expected = node_print(before);
+  expected.bandwidth = bandwidth_values(before.measurements);
+  EXPECT_EQ(d.host, before.host.hostname.value_or(""));
+  EXPECT_EQ(d.collected_unix, before.host.collected_unix);
+  EXPECT_EQ(d.boot_unix, (1764669600 - 7200) / 60 * 60);
+  EXPECT_TRUE(d.judged);
+  EXPECT_EQ(d.print.gpu_model, expected.gpu_model);
+  EXPECT_EQ(d.print.gpu_count, expected.gpu_count);
+  EXPECT_EQ(d.print.driver_version, expected.driver_version);
+  for (const char* part : {"topology", "p2p", "links"})
+    EXPECT_EQ(print_hash(d.print, part), print_hash(expected, part)) << part;
+  ASSERT_EQ(d.print.gpus.size(), expected.gpus.size());
+  for (std::size_t i = 0; i < expected.gpus.size(); ++i) {
+    EXPECT_EQ(d.print.gpus[i].uuid, expected.gpus[i].uuid);
+    EXPECT_EQ(d.print.gpus[i].pcie_width, expected.gpus[i].pcie_width);
+    EXPECT_EQ(d.print.gpus[i].power_limit_w, expected.gpus[i].power_limit_w);
+  }
+  ASSERT_EQ(d.print.pairs.size(), expected.pairs.size());
+  EXPECT_EQ(d.print.pairs[0].path, expected.pairs[0].path);
+  EXPECT_EQ(d.print.pairs[0].p2p, expected.pairs[0].p2p);
+  ASSERT_EQ(d.print.bandwidth.size(), expected.bandwidth.size());
+  ASSERT_FALSE(expected.bandwidth.empty());
+  EXPECT_EQ(d.print.bandwidth[0].key, expected.bandwidth[0].key);
+  EXPECT_EQ(d.print.bandwidth[0].subject, expected.bandwidth[0].subject);
+  EXPECT_DOUBLE_EQ(d.print.bandwidth[0].gbps, expected.bandwidth[0].gbps);
+}
+
+// A file already ingested (the same bytes) is not parsed again: it is skipped with the number
+// of documents it held, even when its bytes would no longer be accepted.
+TEST(FleetStore, AFileWhoseBytesAreInTheHistoryIsSkippedUnparsed) {
+  TempDb t;
+  const std::string file = t.path("node7.json");
+  std::ofstream(file) << R"({"schema":"gpuvet.gate/1","host":"node7","collected_unix":1764669600,)"
+                         R"("node":{"host":"node7","gpu_count":0,"gpus":[],"pairs":[]}})";
+  auto first = read_fleet_file(file, {});
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  EXPECT_FALSE(first.value().known_documents);
+  ASSERT_EQ(first.value().documents.size(), 1u);
+  {
+    auto store = FleetStore::open(t.path(), true);
+    ASSERT_TRUE(store.is_ok());
+    auto done = store.value()->ingest(first.value().documents, {{first.value().byte_hash, 1}});
+    ASSERT_TRUE(done.is_ok()) << done.status().to_string();
+    EXPECT_EQ(done.value().added, 1);
+  }
+  auto store = FleetStore::open(t.path(), false);
+  ASSERT_TRUE(store.is_ok());
+  auto known = store.value()->known_files();
+  ASSERT_TRUE(known.is_ok()) << known.status().to_string();
+  ASSERT_EQ(known.value().count(first.value().byte_hash), 1u);
+  auto again = read_fleet_file(file, known.value());
+  ASSERT_TRUE(again.is_ok());
+  EXPECT_EQ(again.value().known_documents, 1);
+  EXPECT_TRUE(again.value().documents.empty());
+
+  // Bytes the parser refuses, under a hash the history knows: skipped, not read.
+  const std::string garbage = t.path("cut.json");
+  const std::string cut = R"({"schema": "gpuvet.gate/1", "host": )";
+  std::ofstream(garbage) << cut;
+  auto refused = read_fleet_file(garbage, {});
+  ASSERT_FALSE(refused.is_ok());
+  KnownFleetFiles pretend;
+  pretend[text_hash(cut) + "-" + std::to_string(cut.size())] = 3;
+  auto skipped = read_fleet_file(garbage, pretend);
+  ASSERT_TRUE(skipped.is_ok()) << skipped.status().to_string();
+  EXPECT_EQ(skipped.value().known_documents, 3);
+  // One more byte: another file, read (and refused).
+  std::ofstream(garbage, std::ios::app) << " ";
+  EXPECT_FALSE(read_fleet_file(garbage, pretend).is_ok());
+}
+
+// A layout-2 database (the previous gpuvet's) is read as it is and upgraded by the next ingest.
+TEST(FleetStore, ALayoutTwoDatabaseIsReadAndUpgradedByTheNextIngest) {
+  TempDb t;
+  {
+    auto store = FleetStore::open(t.path(), true);
+    ASSERT_TRUE(store.is_ok());
+    ASSERT_TRUE(store.value()->ingest({gate_doc(node("node1"), 1000)}).is_ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(t.path().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(db, "DROP TABLE files; PRAGMA user_version = 2", nullptr, nullptr, nullptr),
+      SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  {
+    auto reader = FleetStore::open(t.path(), false);
+    ASSERT_TRUE(reader.is_ok()) << reader.status().message();
+    auto back = reader.value()->load();
+    ASSERT_TRUE(back.is_ok()) << back.status().message();
+    EXPECT_EQ(back.value().size(), 1u);
+    auto known = reader.value()->known_files();
+    ASSERT_TRUE(known.is_ok());
+    EXPECT_TRUE(known.value().empty());
+  }
+  auto writer = FleetStore::open(t.path(), true);
+  ASSERT_TRUE(writer.is_ok()) << writer.status().message();
+  auto done = writer.value()->ingest({gate_doc(node("node1"), 1000), gate_doc(node("node2"), 1001)},
+                                     {{"0123456789abcdef-10", 2}});
+  ASSERT_TRUE(done.is_ok()) << done.status().message();
+  EXPECT_EQ(done.value().added, 1);
+  EXPECT_EQ(done.value().already_present, 1);
+  auto known = writer.value()->known_files();
+  ASSERT_TRUE(known.is_ok());
+  EXPECT_EQ(known.value().at("0123456789abcdef-10"), 2);
 }
 
 TEST(FleetStore, AFileThatIsNotSqliteIsRefusedAndLeftAsItWas) {
@@ -719,7 +896,8 @@ TEST(FleetRepairs, FaultsAndBootTimesGoThroughTheDocumentsAndTheStore) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(old_path.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db,
-                         "DROP TABLE faults; ALTER TABLE documents DROP COLUMN boot_unix; "
+                         "DROP TABLE files; DROP TABLE faults; "
+                         "ALTER TABLE documents DROP COLUMN boot_unix; "
                          "ALTER TABLE documents DROP COLUMN judged; PRAGMA user_version = 1",
                          nullptr, nullptr, nullptr),
             SQLITE_OK)

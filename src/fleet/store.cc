@@ -23,11 +23,12 @@ namespace gpuvet {
 namespace {
 
 constexpr int kApplicationId = 0x67707674;  // "gpvt"
-// Layout 2 added documents.boot_unix and the faults table; a layout-1 file is upgraded by the
-// next ingest (the columns are added, nothing is rewritten) and read as it is meanwhile.
-constexpr int kLayout = 2;
+// Layout 2 added documents.boot_unix and the faults table, layout 3 the files table; an older
+// file is upgraded by the next ingest (columns and tables are added, nothing is rewritten) and
+// read as it is meanwhile.
+constexpr int kLayout = 3;
 
-// Layout 1's tables (kUpgrade1To2 adds layout 2's).
+// Layout 1's tables (kUpgrade1To2 and kUpgrade2To3 add the later layouts').
 constexpr const char* kSchema = R"sql(
 CREATE TABLE documents(
   id INTEGER PRIMARY KEY,
@@ -76,6 +77,17 @@ CREATE TABLE faults(
   key TEXT NOT NULL, subject TEXT NOT NULL, severity TEXT NOT NULL,
   acknowledged INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX faults_by_document ON faults(document_id);
+)sql";
+
+// What layout 3 adds: the files ingested, by the hash of their bytes, so that the next ingest
+// skips them before parsing them. Documents stay keyed by their content hash (the same report
+// in another file, or written with other white space, is still kept once); a file is
+// remembered only once all its documents are in.
+constexpr const char* kUpgrade2To3 = R"sql(
+CREATE TABLE files(
+  byte_hash TEXT PRIMARY KEY,
+  documents INTEGER NOT NULL,
+  ingested_unix INTEGER NOT NULL) WITHOUT ROWID;
 )sql";
 
 class Statement {
@@ -216,8 +228,9 @@ Result<std::unique_ptr<FleetStore>> FleetStore::open(const std::string& path, bo
       return Status::invalid_input(
           fmt::format("fleet database {} is empty: gpuvet fleet ingest fills it", path));
     const std::string init = fmt::format(
-        "BEGIN IMMEDIATE; {} {} PRAGMA application_id = {}; PRAGMA user_version = {}; COMMIT;",
-        kSchema, kUpgrade1To2, kApplicationId, kLayout);
+        "BEGIN IMMEDIATE; {} {} {} PRAGMA application_id = {}; PRAGMA user_version = {}; "
+        "COMMIT;",
+        kSchema, kUpgrade1To2, kUpgrade2To3, kApplicationId, kLayout);
     if (!impl->exec(init.c_str())) {
       auto s = impl->error("creating its tables");
       impl->exec("ROLLBACK");
@@ -228,26 +241,28 @@ Result<std::unique_ptr<FleetStore>> FleetStore::open(const std::string& path, bo
         "fleet database {} is a SQLite database of another program (application id {:#x}, {} "
         "tables): gpuvet leaves it alone",
         path, app.value(), n_tables));
-  } else if (layout.value() == 1 && create) {
+  } else if ((layout.value() == 1 || layout.value() == 2) && create) {
     const std::string upgrade =
-        fmt::format("BEGIN IMMEDIATE; {} PRAGMA user_version = {}; COMMIT;", kUpgrade1To2, kLayout);
+        fmt::format("BEGIN IMMEDIATE; {} {} PRAGMA user_version = {}; COMMIT;",
+                    layout.value() == 1 ? kUpgrade1To2 : "", kUpgrade2To3, kLayout);
     if (!impl->exec(upgrade.c_str())) {
-      auto s = impl->error("upgrading it from layout 1");
+      auto s = impl->error(fmt::format("upgrading it from layout {}", layout.value()));
       impl->exec("ROLLBACK");
       return s;
     }
-  } else if (layout.value() == 1) {
-    impl->layout = 1;  // read as it is: no boot times, no faults
+  } else if (layout.value() == 1 || layout.value() == 2) {
+    impl->layout = layout.value();  // read as it is (layout 1: no boot times, no faults)
   } else if (layout.value() != kLayout) {
     return Status::invalid_input(fmt::format(
-        "fleet database {} has layout {}; this gpuvet reads layouts 1 and {} (a later gpuvet "
+        "fleet database {} has layout {}; this gpuvet reads layouts 1 to {} (a later gpuvet "
         "made it?)",
         path, layout.value(), kLayout));
   }
   return std::unique_ptr<FleetStore>(new FleetStore(std::move(impl)));
 }
 
-Result<IngestSummary> FleetStore::ingest(const std::vector<FleetDocument>& documents) {
+Result<IngestSummary> FleetStore::ingest(const std::vector<FleetDocument>& documents,
+                                         const std::vector<std::pair<std::string, int>>& files) {
   sqlite3* db = impl_->db;
   IngestSummary summary;
   summary.documents = static_cast<int>(documents.size());
@@ -267,7 +282,8 @@ Result<IngestSummary> FleetStore::ingest(const std::vector<FleetDocument>& docum
   Statement pair(db, "INSERT INTO pairs VALUES(?,?,?,?,?)");
   Statement bw(db, "INSERT INTO bandwidth VALUES(?,?,?,?,?)");
   Statement fault(db, "INSERT INTO faults VALUES(?,?,?,?,?)");
-  if (!doc.ok() || !gpu.ok() || !pair.ok() || !bw.ok() || !fault.ok())
+  Statement file(db, "INSERT OR IGNORE INTO files VALUES(?,?,?)");
+  if (!doc.ok() || !gpu.ok() || !pair.ok() || !bw.ok() || !fault.ok() || !file.ok())
     return fail("preparing the ingest");
   const std::int64_t now = std::time(nullptr);
   for (const auto& d : documents) {
@@ -315,8 +331,21 @@ Result<IngestSummary> FleetStore::ingest(const std::vector<FleetDocument>& docum
       if (!fault.insert_row(id, f.key, f.subject, f.severity, f.acknowledged))
         return fail(fmt::format("adding the faults of {}", d.source));
   }
+  for (const auto& [byte_hash, n] : files)
+    if (!file.insert_row(byte_hash, n, now)) return fail("remembering the files read");
   if (!impl_->exec("COMMIT")) return fail("committing the ingest");
   return summary;
+}
+
+Result<KnownFleetFiles> FleetStore::known_files() const {
+  KnownFleetFiles known;
+  if (impl_->layout < 3) return known;
+  Statement s(impl_->db, "SELECT byte_hash, documents FROM files");
+  if (!s.ok()) return impl_->error("reading its files");
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) known.emplace(s.text(0), static_cast<int>(s.int64(1)));
+  if (rc != SQLITE_DONE) return impl_->error("reading its files");
+  return known;
 }
 
 Result<std::vector<FleetDocument>> FleetStore::load() const {

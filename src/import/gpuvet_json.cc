@@ -1,5 +1,6 @@
 #include "import/gpuvet_json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <exception>
@@ -466,22 +467,24 @@ int sniff_gpuvet_json(std::string_view text) {
   return 0;
 }
 
-Status import_gpuvet_json(std::string_view text, Facts& out) {
-  if (auto pos = too_deep_at(text, kMaxGpuvetJsonDepth))
-    return fail(out, "gpuvet report: nested deeper than " + std::to_string(kMaxGpuvetJsonDepth) +
-                         " levels at byte " + std::to_string(*pos) + "; not read");
+namespace {
+
+// The deepest array/object nesting of a parsed document, counted as too_deep_at counts it in
+// the text, stopping as soon as it passes `max_depth` (so the recursion is bounded).
+int nesting(const json& j, int depth, int max_depth) {
+  if (!j.is_structured()) return depth;
+  int deepest = depth + 1;
+  if (deepest > max_depth) return deepest;
+  for (const auto& v : j) {
+    deepest = std::max(deepest, nesting(v, depth + 1, max_depth));
+    if (deepest > max_depth) break;
+  }
+  return deepest;
+}
+
+// The report once parsed: what both entry points share.
+Status read_report(const json& doc, Facts& out) {
   try {
-    json doc;
-    try {
-      doc = json::parse(text.begin(), text.end());
-    } catch (const json::parse_error& e) {
-      std::string what = e.what();
-      // "[json.exception.parse_error.101] parse error at line 1, column 5: …" → the part after
-      // the id, which already names line and column.
-      if (auto close = what.find("] "); close != std::string::npos) what = what.substr(close + 2);
-      return fail(out,
-                  "gpuvet report: not valid JSON (byte " + std::to_string(e.byte) + "): " + what);
-    }
     if (!doc.is_object()) return fail(out, "gpuvet report: the document is not a JSON object");
     const auto schema = doc.find("schema");
     if (schema == doc.end() || !schema->is_string())
@@ -509,6 +512,35 @@ Status import_gpuvet_json(std::string_view text, Facts& out) {
     // that a bug here cannot take the caller down.
     return fail(out, std::string("gpuvet report: could not be read: ") + e.what());
   }
+}
+
+}  // namespace
+
+Status import_gpuvet_json(std::string_view text, Facts& out) {
+  if (auto pos = too_deep_at(text, kMaxGpuvetJsonDepth))
+    return fail(out, "gpuvet report: nested deeper than " + std::to_string(kMaxGpuvetJsonDepth) +
+                         " levels at byte " + std::to_string(*pos) + "; not read");
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 5: …" → the part after
+    // the id, which already names line and column.
+    if (auto close = what.find("] "); close != std::string::npos) what = what.substr(close + 2);
+    return fail(out,
+                "gpuvet report: not valid JSON (byte " + std::to_string(e.byte) + "): " + what);
+  } catch (const std::exception& e) {
+    return fail(out, std::string("gpuvet report: could not be read: ") + e.what());
+  }
+  return read_report(doc, out);
+}
+
+Status import_gpuvet_json_document(const nlohmann::ordered_json& doc, Facts& out) {
+  if (nesting(doc, 0, kMaxGpuvetJsonDepth) > kMaxGpuvetJsonDepth)
+    return fail(out, "gpuvet report: nested deeper than " + std::to_string(kMaxGpuvetJsonDepth) +
+                         " levels; not read");
+  return read_report(doc, out);
 }
 
 }  // namespace gpuvet::import

@@ -39,6 +39,8 @@
 #include <optional>
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "gpuvet/facts.h"
 #include "gpuvet/status.h"
 
@@ -55,6 +57,11 @@ int sniff_gpuvet_json(std::string_view text);
 // the text is not valid JSON (with the byte position of the error), nests too deep, or is not
 // a gpuvet report object; type errors inside a valid report are notes, not failures.
 Status import_gpuvet_json(std::string_view text, Facts& out);
+
+// The same, from a document already parsed (the fleet's ingest parses each file once): the
+// same nesting limit, checks and notes, without serialising it back to text. Its key order is
+// the file's (sources[].timings_ms keeps the order it was written in).
+Status import_gpuvet_json_document(const nlohmann::ordered_json& doc, Facts& out);
 
 // Where the nesting of a JSON text first exceeds `max_depth`, outside strings; linear, no
 // allocation. Every JSON importer checks this before the recursive parser runs.
