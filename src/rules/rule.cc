@@ -91,7 +91,10 @@ std::string PairSet::compact() const {
 
 std::string PairSet::phrase() const {
   if (pairs.size() == 1) return pair_subject(pairs[0].first, pairs[0].second);
-  return fmt::format("{} pairs ({})", pairs.size(), compact());
+  std::string c = compact();
+  // "all 28 pairs of GPU0–7" and "N pairs among …" say their count already.
+  if (c.find(" pairs ") != std::string::npos) return c;
+  return fmt::format("{} pairs ({})", pairs.size(), c);
 }
 
 std::optional<double> power_fraction(const GpuFacts& g) {

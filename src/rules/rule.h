@@ -71,7 +71,8 @@ struct PairSet {
   // "GPU0–3 × GPU4–7" (every pair across two sets), "all 28 pairs of GPU0–7", or "N pairs
   // among GPU0–1023".
   std::string compact() const;
-  // For evidence: the one pair's subject, or "N pairs (compact())".
+  // For evidence: the one pair's subject, "N pairs (GPU0–3 × GPU4–7)", or compact() where it
+  // says the count itself ("all 28 pairs of GPU0–7").
   std::string phrase() const;
 };
 // Lookups shared with bench and scale (hw/facts_query.h), named here as the rules use them.
