@@ -15,6 +15,7 @@
 #include "gpuvet/gate.h"
 #include "gpuvet/import.h"
 #include "gpuvet/report.h"
+#include "large_inputs.h"
 
 namespace {
 
@@ -36,16 +37,7 @@ gpuvet::Facts eight_gpu_node() {
     g.power.limit_w = 700;
     f.gpus.push_back(g);
   }
-  for (int a = 0; a < 8; ++a)
-    for (int b = a + 1; b < 8; ++b) {
-      gpuvet::GpuPair p;
-      p.a = a;
-      p.b = b;
-      p.path = gpuvet::PathType::kNVLink;
-      p.nvlinks = 18;
-      p.p2p_read = p.p2p_write = gpuvet::P2PStatus::kOk;
-      f.pairs.push_back(p);
-    }
+  f.pairs = gpuvet::testing::nvlink_pairs(8);
   const auto measure = [&](const char* test, int src, int dst, double gbps) {
     gpuvet::Measurement m;
     m.tool = "nvbandwidth";

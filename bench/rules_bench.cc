@@ -46,16 +46,7 @@ std::string eight_gpu_xml() {
 gpuvet::Facts eight_gpu_node() {
   gpuvet::Facts f = gpuvet::import::import_text(eight_gpu_xml(), "bench.xml");
   const int n = static_cast<int>(f.gpus.size());
-  for (int a = 0; a < n; ++a)
-    for (int b = a + 1; b < n; ++b) {
-      gpuvet::GpuPair p;
-      p.a = a;
-      p.b = b;
-      p.path = gpuvet::PathType::kNVLink;
-      p.nvlinks = 18;
-      p.p2p_read = p.p2p_write = gpuvet::P2PStatus::kOk;
-      f.pairs.push_back(p);
-    }
+  f.pairs = gpuvet::testing::nvlink_pairs(n);
   for (int i = 0; i < 16; ++i) {
     gpuvet::ProcessFacts p;
     p.host_pid = 1000 + i;

@@ -5,6 +5,9 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
+
+#include "gpuvet/facts.h"
 
 namespace gpuvet::testing {
 
@@ -66,6 +69,23 @@ inline std::string topo_islands(int n, int island = 8) {
        "interconnect between NUMA nodes (e.g., QPI/UPI)\n  NV#  = Connection traversing a "
        "bonded set of # NVLinks\n";
   return s;
+}
+
+// Every pair of GPUs 0 … n-1 joined by 18 NVLinks with P2P read and write OK, as an HGX node's
+// facts hold them (the benchmarks' nodes).
+inline std::vector<GpuPair> nvlink_pairs(int n) {
+  std::vector<GpuPair> pairs;
+  for (int a = 0; a < n; ++a)
+    for (int b = a + 1; b < n; ++b) {
+      GpuPair p;
+      p.a = a;
+      p.b = b;
+      p.path = PathType::kNVLink;
+      p.nvlinks = 18;
+      p.p2p_read = p.p2p_write = P2PStatus::kOk;
+      pairs.push_back(p);
+    }
+  return pairs;
 }
 
 }  // namespace gpuvet::testing

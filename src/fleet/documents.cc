@@ -160,18 +160,8 @@ void read_judgement(const json& doc, std::optional<double> uptime_s, FleetDocume
 Facts report_facts(const json& doc, const std::string& where) {
   Facts out;
   Facts one;
-  ImportedFile record{where, "gpuvet-json", {}};
   const Status st = import::import_gpuvet_json_document(doc, one);
-  for (auto& note : one.notes) record.notes.push_back(note);
-  if (!st.is_ok() &&
-      std::find(record.notes.begin(), record.notes.end(), st.message()) == record.notes.end())
-    record.notes.push_back(st.to_string());
-  one.notes.clear();
-  for (const auto& note : record.notes) out.notes.push_back(where + ": " + note);
-  for (auto& m : one.measurements)
-    if (!m.origin) m.origin = where;
-  out.imported.push_back(std::move(record));
-  import::merge_facts(out, std::move(one), where);
+  import::add_parsed(out, std::move(one), st, ImportedFile{where, "gpuvet-json", {}}, where, where);
   return out;
 }
 

@@ -582,19 +582,10 @@ Facts import_text(std::string_view text, const std::string& origin, const Import
     }
     record.format = best->format;
     Facts one;
-    Status st = best->parse(body, one);
-    for (auto& note : one.notes) record.notes.push_back(note);
-    if (!st.is_ok() &&
-        std::find(record.notes.begin(), record.notes.end(), st.message()) == record.notes.end())
-      record.notes.push_back(st.to_string());
-    one.notes.clear();
-    for (const auto& note : record.notes) out.notes.push_back(where + ": " + note);
+    const Status st = best->parse(body, one);
     name_ranks(one.collective_ranks, where, origin);
     name_ranks(one.job_ranks, where, origin);
-    for (auto& m : one.measurements)
-      if (!m.origin) m.origin = origin;
-    out.imported.push_back(std::move(record));
-    merge_facts(out, std::move(one), where);
+    add_parsed(out, std::move(one), st, std::move(record), where, origin);
   }
   report_shared_bus_ids(out, origin);
   return out;
@@ -603,6 +594,20 @@ Facts import_text(std::string_view text, const std::string& origin, const Import
 }  // namespace gpuvet
 
 namespace gpuvet::import {
+
+void add_parsed(Facts& into, Facts&& one, const Status& st, ImportedFile record,
+                const std::string& where, const std::string& origin) {
+  for (auto& note : one.notes) record.notes.push_back(note);
+  if (!st.is_ok() &&
+      std::find(record.notes.begin(), record.notes.end(), st.message()) == record.notes.end())
+    record.notes.push_back(st.to_string());
+  one.notes.clear();
+  for (const auto& note : record.notes) into.notes.push_back(where + ": " + note);
+  for (auto& m : one.measurements)
+    if (!m.origin) m.origin = origin;
+  into.imported.push_back(std::move(record));
+  merge_facts(into, std::move(one), where);
+}
 
 void merge_facts(Facts& into, Facts&& from, const std::string& origin) {
   FactsMerger merger(origin, into.notes);

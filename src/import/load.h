@@ -45,4 +45,10 @@ std::vector<SessionPart> split_session(std::string_view text);
 // added to into.notes with both origins.
 void merge_facts(Facts& into, Facts&& from, const std::string& origin);
 
+// Adds what one recognised input gave (`one`, parsed with status `st`) to `into`: its notes and
+// the parse's failure under `record` and prefixed with `where`, its measurements' origin
+// (`origin` where unset), then the facts (merge_facts). Ranks are not named here.
+void add_parsed(Facts& into, Facts&& one, const Status& st, ImportedFile record,
+                const std::string& where, const std::string& origin);
+
 }  // namespace gpuvet::import
