@@ -71,30 +71,40 @@ std::vector<std::string> PairSet::subjects() const {
   return out;
 }
 
-std::string PairSet::compact() const {
-  std::set<int> first, second, all;
+namespace {
+
+// A set of distinct pairs in words, and whether the words give its count.
+struct PairSetWords {
+  std::string text;
+  bool counted = false;
+};
+
+PairSetWords describe(const std::vector<std::pair<int, int>>& pairs) {
+  std::set<int> first, second;
   for (const auto& [a, b] : pairs) {
     first.insert(a);
     second.insert(b);
   }
-  all = first;
+  std::set<int> all = first;
   all.insert(second.begin(), second.end());
   const std::size_t n = all.size();
-  // Pairs are distinct (one per GpuPair): a count of |first| × |second| over disjoint sides is
-  // every pair across them, and n(n-1)/2 every pair of the set.
+  // Pairs are distinct (one per GpuPair): |first| × |second| of them over disjoint sides are
+  // every pair across the sides, and n(n-1)/2 every pair of the set.
   if (all.size() == first.size() + second.size() && pairs.size() == first.size() * second.size())
-    return gpu_set_subject(first) + " × " + gpu_set_subject(second);
+    return {gpu_set_subject(first) + " × " + gpu_set_subject(second), false};
   if (pairs.size() == n * (n - 1) / 2)
-    return fmt::format("all {} pairs of {}", pairs.size(), gpu_set_subject(all));
-  return fmt::format("{} pairs among {}", pairs.size(), gpu_set_subject(all));
+    return {fmt::format("all {} pairs of {}", pairs.size(), gpu_set_subject(all)), true};
+  return {fmt::format("{} pairs among {}", pairs.size(), gpu_set_subject(all)), true};
 }
+
+}  // namespace
+
+std::string PairSet::compact() const { return describe(pairs).text; }
 
 std::string PairSet::phrase() const {
   if (pairs.size() == 1) return pair_subject(pairs[0].first, pairs[0].second);
-  std::string c = compact();
-  // "all 28 pairs of GPU0–7" and "N pairs among …" say their count already.
-  if (c.find(" pairs ") != std::string::npos) return c;
-  return fmt::format("{} pairs ({})", pairs.size(), c);
+  const PairSetWords words = describe(pairs);
+  return words.counted ? words.text : fmt::format("{} pairs ({})", pairs.size(), words.text);
 }
 
 std::optional<double> power_fraction(const GpuFacts& g) {
