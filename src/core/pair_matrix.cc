@@ -22,12 +22,12 @@ constexpr std::array<std::pair<const char*, P2PField>, 5> kP2PFields = {{
     {"pcie", &GpuPair::p2p_pcie},
 }};
 
-std::string path_cell(const GpuPair& p) {
+}  // namespace
+
+std::string path_label(const GpuPair& p) {
   if (p.path == PathType::kNVLink && p.nvlinks) return "NV" + std::to_string(*p.nvlinks);
   return path_type_name(p.path);
 }
-
-}  // namespace
 
 std::optional<PathType> path_type_from(std::string_view s, std::optional<int>& nvlinks) {
   if (starts_with(s, "NV")) {
@@ -85,7 +85,7 @@ PairMatrix encode_pair_matrix(const std::vector<GpuPair>& pairs) {
     }
     return out;
   };
-  m.path = rows(path_cell);
+  m.path = rows(path_label);
   for (const auto& [name, field] : kP2PFields) {
     const bool any = std::any_of(pairs.begin(), pairs.end(),
                                  [f = field](const GpuPair& p) { return (p.*f).has_value(); });

@@ -34,6 +34,9 @@ PairMatrix encode_pair_matrix(const std::vector<GpuPair>& pairs);
 // matrix gives no pairs and says why in `problem`.
 std::vector<GpuPair> decode_pair_matrix(const PairMatrix& m, std::string& problem);
 
+// A pair's path as topo -m and report/1 spell it: "NV18" (the link count where known), "SYS", …
+std::string path_label(const GpuPair& p);
+
 // Names back to values: "NV18" → kNVLink with 18 links, "SOC" → kSYS, "?" → kUnknown.
 std::optional<PathType> path_type_from(std::string_view s, std::optional<int>& nvlinks);
 std::optional<P2PStatus> p2p_status_from(std::string_view code);

@@ -377,7 +377,7 @@ class DocumentBuilder {
   // After a value: a document ends here when it started at this depth.
   void value_end_if_document() {
     if (frames_.size() == document_depth())
-      hashes_.push_back(duplicate_ ? std::string() : hash_.hex());
+      document_hash_ = duplicate_ ? std::string() : hash_.hex();
   }
   void scalar(std::string_view text) {
     value_start();
@@ -397,14 +397,14 @@ class DocumentBuilder {
   }
   bool place(json v) {
     if (frames_.empty()) {
-      documents_.push_back({std::move(v), hashes_.empty() ? std::string() : hashes_.back()});
+      documents_.push_back({std::move(v), document_hash_});
       return true;
     }
     Frame& f = frames_.back();
     if (f.is_object) {
       f.members[f.target].second = std::move(v);
     } else if (frames_.size() == 1 && top_is_array_) {
-      documents_.push_back({std::move(v), hashes_.back()});
+      documents_.push_back({std::move(v), document_hash_});
     } else {
       f.array.push_back(std::move(v));
     }
@@ -416,7 +416,7 @@ class DocumentBuilder {
   std::vector<Frame> frames_;
   TextHash hash_;
   bool duplicate_ = false;
-  std::vector<std::string> hashes_;
+  std::string document_hash_;  // of the document that just ended; empty after a repeated key
   std::vector<ParsedDocument> documents_;
 };
 

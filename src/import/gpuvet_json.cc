@@ -308,11 +308,12 @@ class ObjectReader {
     PairMatrix matrix;
     r_.list(*m, "gpus", here, matrix.gpus);
     r_.list(*m, "path", here, matrix.path);
-    r_.each_member(*m, "p2p", here, [&](const std::string& name, const json&, const std::string&) {
-      std::vector<std::string> rows;
-      r_.list(*Reader::member(*m, "p2p"), name, at(here, "p2p"), rows);
-      matrix.p2p.emplace_back(name, std::move(rows));
-    });
+    if (const json* p2p = r_.object(*m, "p2p", here))
+      for (auto it = p2p->begin(); it != p2p->end(); ++it) {
+        std::vector<std::string> rows;
+        r_.list(*p2p, it.key(), at(here, "p2p"), rows);
+        matrix.p2p.emplace_back(it.key(), std::move(rows));
+      }
     std::string problem;
     auto decoded = decode_pair_matrix(matrix, problem);
     if (!problem.empty()) r_.note(here, problem + "; its pairs not read");

@@ -85,11 +85,9 @@ class PairWriter : public ObjectWriter {
  public:
   PairWriter(json& out, const GpuPair& pair) : ObjectWriter(out), pair_(pair) {}
   using ObjectWriter::operator();
-  void operator()(std::string_view key, const PathType& path) {
+  void operator()(std::string_view key, const PathType&) {
     out_["subject"] = "GPU" + std::to_string(pair_.a) + "-GPU" + std::to_string(pair_.b);
-    out_[std::string(key)] = path == PathType::kNVLink && pair_.nvlinks
-                                 ? "NV" + std::to_string(*pair_.nvlinks)
-                                 : std::string(path_type_name(path));
+    out_[std::string(key)] = path_label(pair_);
   }
 
  private:

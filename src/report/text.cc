@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/pair_matrix.h"
 #include "core/stats.h"
 #include "core/util.h"
 #include "gpuvet/report.h"
@@ -61,9 +62,7 @@ class PairCells {
     if (a == b) return "X";
     const auto it = cells_.find(key(a, b));
     if (it == cells_.end()) return "?";
-    const GpuPair& p = *it->second;
-    if (p.path == PathType::kNVLink && p.nvlinks) return "NV" + std::to_string(*p.nvlinks);
-    return path_type_name(p.path);
+    return path_label(*it->second);
   }
 
  private:
@@ -267,13 +266,13 @@ std::string render_facts_text(const Facts& facts, const TextOptions& options) {
 
     // Topology matrix in the spirit of `nvidia-smi topo -m`; past kMatrixMaxGpus, a count of
     // pairs per path (the matrix of 1024 GPUs is a million cells).
-    const PairCells cells(facts.pairs);
     if (facts.gpus.size() > kMatrixMaxGpus) {
+      // Each pair once, the first listed where one repeats (as the matrix shows it).
       std::map<std::string, std::size_t> per_path;
       std::set<std::pair<int, int>> counted;
       for (const auto& p : facts.pairs)
         if (p.a != p.b && counted.emplace(std::min(p.a, p.b), std::max(p.a, p.b)).second)
-          ++per_path[cells.cell(p.a, p.b)];
+          ++per_path[path_label(p)];
       std::vector<std::string> parts;
       for (const auto& [path, n] : per_path) parts.push_back(fmt::format("{} {}", path, n));
       o << "\n"
@@ -284,6 +283,7 @@ std::string render_facts_text(const Facts& facts, const TextOptions& options) {
                parts.empty() ? std::string("none in the input")
                              : fmt::format("{}", fmt::join(parts, ", ")));
     } else {
+      const PairCells cells(facts.pairs);
       o << "\n" << c(kBold) << fmt::format("{:<7}", "");
       for (const auto& g : facts.gpus) o << fmt::format("{:<6}", "GPU" + std::to_string(g.index));
       o << fmt::format("{:<16} {}", "CPU Affinity", "NUMA") << c(kReset) << "\n";
